@@ -1,0 +1,1 @@
+"""Agent harness for hybrid GUI + MCP computer-use agents."""

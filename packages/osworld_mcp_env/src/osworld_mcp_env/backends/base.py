@@ -1,0 +1,135 @@
+"""The host-side view of one desktop: the contract every backend implements.
+
+Task setup steps, evaluator getters and the env speak only to this protocol, so
+the same task runs on the embedded sandboxed desktop (``local``) and on a QEMU VM
+(``libvirt``). Its methods mirror the OSWorld guest HTTP API (``/execute``,
+``/setup/launch``, ``/file``, ...) plus what the hybrid env needs beyond it
+(raw frames with ids, GUI input, the MCP bridge).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class ExecResult:
+    """Result of ``POST /execute``: the OSWorld response shape as a value."""
+
+    status: str
+    output: str
+    error: str
+    returncode: int
+
+    @property
+    def ok(self) -> bool:
+        """True when the command ran and exited 0."""
+        return self.status == "success" and self.returncode == 0
+
+
+@dataclass(frozen=True)
+class Frame:
+    """One screen capture.
+
+    Attributes:
+        pixels: uint8 array of shape (H, W, 3), RGB.
+        frame_id: Monotonic id of this capture within the desktop's life; GUI
+            actions may cite it so stale coordinates can be refused.
+        layout_hash: Hash of the window layout (ids, geometry, stacking, focus)
+            at capture time; equal hashes mean coordinates still point at the same windows.
+    """
+
+    pixels: np.ndarray
+    frame_id: int
+    layout_hash: str = ""
+
+
+@dataclass(frozen=True)
+class WindowInfo:
+    """One top-level window as the window manager reports it."""
+
+    window_id: int
+    title: str
+    wm_class: str
+    x: int
+    y: int
+    width: int
+    height: int
+
+
+@dataclass(frozen=True)
+class GuiResult:
+    """What one GUI action did on the desktop."""
+
+    input_events_emitted: bool
+    settle_ms: float = 0.0
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+@runtime_checkable
+class Desktop(Protocol):
+    """A running desktop that tasks, evaluators and the env drive.
+
+    Every method may raise :class:`~osworld_mcp_env.errors.DesktopError` (or its
+    subclass ``GuestRequestError``) when the desktop does not answer.
+    """
+
+    @property
+    def screen_size(self) -> tuple[int, int]:
+        """(width, height) of the screen in pixels."""
+        ...
+
+    def execute(self, command: list[str] | str, *, shell: bool = False, timeout: float = 120.0) -> ExecResult:
+        """Runs a command to completion inside the desktop as the desktop user."""
+        ...
+
+    def launch(self, command: list[str] | str, *, shell: bool = False) -> None:
+        """Starts a command inside the desktop without waiting for it."""
+        ...
+
+    def open_file(self, path: str, *, timeout: float = 30.0) -> None:
+        """Opens a file (or an app found on PATH) and waits until its window shows."""
+        ...
+
+    def activate_window(self, window_name: str, *, strict: bool = False, by_class: bool = False) -> None:
+        """Raises and focuses the first window whose title (or class) matches."""
+        ...
+
+    def close_window(self, window_name: str, *, strict: bool = False, by_class: bool = False) -> None:
+        """Politely closes the first window whose title (or class) matches."""
+        ...
+
+    def upload_file(self, path: str, data: bytes) -> None:
+        """Writes ``data`` to ``path`` inside the desktop (parents created), atomically."""
+        ...
+
+    def read_file(self, path: str) -> bytes | None:
+        """Returns the bytes of ``path`` inside the desktop, or None when it does not exist."""
+        ...
+
+    def screenshot(self) -> Frame:
+        """Captures the screen as a raw RGB array (no PNG encoding)."""
+        ...
+
+    def windows(self) -> list[WindowInfo]:
+        """Lists the managed top-level windows, bottom to top of the stacking order."""
+        ...
+
+    def active_window(self) -> WindowInfo | None:
+        """Returns the focused window, or None."""
+        ...
+
+    def accessibility_tree(self, *, max_nodes: int = 5000) -> str:
+        """Returns the AT-SPI tree as OSWorld's XML (tables are never walked)."""
+        ...
+
+    def gui(self, action: dict[str, Any]) -> GuiResult:
+        """Executes one validated ``computer_use`` action (pixel coordinates)."""
+        ...
+
+    def close(self) -> None:
+        """Stops the desktop; no process or temporary file may remain."""
+        ...

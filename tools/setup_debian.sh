@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Installs everything the embedded desktop and the tests need on a fresh Debian 12
+# machine (run as root): the desktop's apt packages and the uv environment.
+# Idempotent: a second run only checks what is already there.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+APT_PACKAGES=(
+  # display, window manager, session bus, accessibility, input
+  xvfb openbox dbus dbus-x11 at-spi2-core libatk-adaptor python3-pyatspi
+  xdotool x11-utils x11-xserver-utils python3-xlib
+  # the sandbox
+  bubblewrap util-linux procps
+  # applications of the OSWorld desktop
+  libreoffice-calc libreoffice-writer libreoffice-impress libreoffice-gtk3 python3-uno
+  fonts-dejavu-core mousepad xfce4-terminal vlc chromium gimp thunderbird
+  # Debian's interpreter is the one that imports uno and pyatspi
+  python3 python3-pip
+)
+
+missing=()
+for pkg in "${APT_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+done
+if ((${#missing[@]})); then
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+command -v uv >/dev/null || python3 -m pip install --quiet uv
+# One environment on Debian's Python with its system site packages, so the host
+# side and the in-desktop guest server share it (uno and pyatspi import only there).
+if [ ! -x .venv/bin/python ]; then
+  uv venv --python /usr/bin/python3.11 --system-site-packages .venv
+fi
+uv sync --frozen --all-packages --extra tokens "$@"
