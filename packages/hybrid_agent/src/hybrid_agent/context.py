@@ -1,0 +1,165 @@
+"""The context builder (the study's Eq. 1): trajectory so far -> chat messages.
+
+Layout, for the step ``t = len(steps)`` and window ``k`` (counting the current frame)::
+
+    system     format rules + <tools> (computer_use first, then the retrieved MCP tools)
+    user       [Tool result of step i-1's call, cut at L chars] + screenshot i | replacement
+    assistant  [think] + "Action: ..." + <tool_call>{call i}</tool_call>
+               ... for every past step i inside the window ...
+    user       [Tool result of the last call] + current screenshot | replacement
+               + instruction + "Previous actions:" (one line for *every* earlier step)
+
+Which frames are shown and how is decided by :mod:`hybrid_agent.retention`; the
+builder only renders a :class:`~hybrid_agent.retention.RetentionPlan`, so passing a
+stored plan replays a context exactly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from PIL import Image
+
+from hybrid_agent.errors import ConfigError, ContextError
+from hybrid_agent.messages import Message, image_part, text_part
+from hybrid_agent.parse import extract_action_line, split_think
+from hybrid_agent.prompt import PromptConfig, current_turn_text, render_tool_result, system_prompt
+from hybrid_agent.retention import FrameForm, RetentionConfig, RetentionPlan, RetentionRecord, plan_retention
+from hybrid_agent.toolset import ToolSpec
+from hybrid_agent.trajectory import Frame, Observation, Step, ToolCall
+
+
+@dataclass(frozen=True)
+class ContextConfig:
+    """Context construction settings (research defaults: k=4, drop off, L=1500, think stripped).
+
+    Attributes:
+        retention: Window and retention rules.
+        prompt: System-prompt settings.
+        tool_result_chars: L, the characters of a relayed tool result kept per turn.
+        keep_think: Show the reasoning of past in-window steps (the study's raw responses
+            did; stripping it saves ~300 tokens per past step for a Thinking model).
+    """
+
+    retention: RetentionConfig = field(default_factory=RetentionConfig)
+    prompt: PromptConfig = field(default_factory=PromptConfig)
+    tool_result_chars: int = 1500
+    keep_think: bool = False
+
+    def __post_init__(self) -> None:
+        if self.tool_result_chars < 0:
+            raise ConfigError(f"tool_result_chars must be >= 0, got {self.tool_result_chars}.")
+
+
+@dataclass(frozen=True)
+class Context:
+    """A built context.
+
+    Attributes:
+        messages: The chat messages (transformers / Qwen-VL processor format).
+        plan: Every retention decision taken to build them.
+        history: The one-line action summaries of all earlier steps.
+    """
+
+    messages: list[Message]
+    plan: RetentionPlan
+    history: tuple[str, ...]
+
+
+def call_summary(call: ToolCall) -> str:
+    """A one-line summary synthesised from a call, for outputs that had no ``Action:`` line."""
+    arguments = dict(call.arguments)
+    if call.is_gui:
+        action = arguments.pop("action", "?")
+        inner = ", ".join(f"{key}={value!r}" for key, value in arguments.items())
+        return f"{action}({inner})"
+    inner = ", ".join(f"{key}={value!r}" for key, value in arguments.items())
+    return f"{call.name}({inner})"
+
+
+def action_summary(step: Step) -> str:
+    """The step's one-line history entry: its ``Action:`` line, else a summary of the call."""
+    _, rest = split_think(step.response)
+    return extract_action_line(rest) or call_summary(step.call)
+
+
+def render_assistant(step: Step, keep_think: bool) -> str:
+    """The assistant turn of a past step: [think], the ``Action:`` line and the executed call.
+
+    The call is re-serialised from the executed :class:`ToolCall` rather than copied from the
+    raw text, so repaired outputs appear in their repaired, canonical form.
+    """
+    think, _ = split_think(step.response)
+    head = f"<think>\n{think}\n</think>\n\n" if keep_think and think else ""
+    return f"{head}Action: {action_summary(step)}\n<tool_call>\n{step.call.to_json()}\n</tool_call>"
+
+
+def downscale(image: Image.Image, factor: float) -> Image.Image:
+    """Resizes by ``factor`` (each side at least 1 px) with a box filter."""
+    width, height = image.size
+    size = (max(1, round(width * factor)), max(1, round(height * factor)))
+    return image.resize(size, Image.Resampling.BOX)
+
+
+def _frame_part(frame: Frame, record: RetentionRecord, factor: float) -> dict:
+    if record.form == FrameForm.IMAGE:
+        return image_part(frame.image)
+    if record.form == FrameForm.DOWNSCALED:
+        return image_part(downscale(frame.image, factor))
+    if record.form in (FrameForm.PLACEHOLDER, FrameForm.A11Y):
+        return text_part(record.text)
+    raise ContextError(f"Frame {record.frame} is {record.form} but was asked to be rendered.")
+
+
+def _user_turn(tool_result: str, frame_part: dict, config: ContextConfig) -> list[dict]:
+    parts = [text_part(render_tool_result(tool_result, config.tool_result_chars))] if tool_result else []
+    return [*parts, frame_part]
+
+
+def build_context(
+    steps: Sequence[Step],
+    current: Observation,
+    instruction: str,
+    tools: Sequence[ToolSpec],
+    config: ContextConfig | None = None,
+    plan: RetentionPlan | None = None,
+) -> Context:
+    """Builds the messages for the next model call.
+
+    Args:
+        steps: Finished steps, oldest first.
+        current: The current observation (screenshot and last tool result).
+        instruction: The task instruction.
+        tools: The retrieved MCP tools shown this step (``computer_use`` is always added first).
+        config: Context settings; research defaults when ``None``.
+        plan: A stored plan to replay instead of deciding retention anew.
+
+    Returns:
+        The messages, the retention plan used and the one-line history.
+
+    Raises:
+        ContextError: When ``plan`` was made for a different step.
+    """
+    config = config or ContextConfig()
+    step = len(steps)
+    if plan is None:
+        plan = plan_retention(steps, current, config.retention)
+    elif plan.step != step:
+        raise ContextError(f"The plan is for step {plan.step} but the trajectory is at step {step}.")
+    final = plan.final()
+    factor = config.retention.downscale_factor
+    messages: list[Message] = [{"role": "system", "content": system_prompt(tools, config.prompt)}]
+    for index, past in enumerate(steps):
+        record = final[index]
+        if record.form == FrameForm.OUT_OF_WINDOW:
+            continue
+        messages.append(
+            {"role": "user", "content": _user_turn(past.tool_result, _frame_part(past.frame, record, factor), config)}
+        )
+        messages.append({"role": "assistant", "content": render_assistant(past, config.keep_think)})
+    history = tuple(action_summary(past) for past in steps)
+    content = _user_turn(current.tool_result, _frame_part(current.frame, final[step], factor), config)
+    content.append(text_part(current_turn_text(instruction, history)))
+    messages.append({"role": "user", "content": content})
+    return Context(messages=messages, plan=plan, history=history)

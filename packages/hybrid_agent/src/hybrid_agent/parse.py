@@ -1,0 +1,285 @@
+"""Model text -> one call, or a structured parse error the runner feeds back.
+
+Accepted output: optional ``<think>...</think>``, an ``Action:`` line, exactly
+one ``<tool_call>{json}</tool_call>``. Only repairs whose meaning is certain are
+made, and each is reported in :attr:`ParsedAction.repairs`:
+
+* ``trailing_text`` - text after ``</tool_call>`` or after the JSON object inside it;
+* ``missing_close_tag`` - the output ends inside the single ``<tool_call>``;
+* ``missing_brace`` - the JSON lacks exactly one final ``}``;
+* ``qualified_name`` - a bare MCP name matching exactly one shown tool.
+
+Everything else is a :class:`ParseError` with a distinct ``code``. A
+``computer_use`` call is validated against the schema in :mod:`hybrid_agent.prompt`,
+so an unknown GUI action is an error, never an MCP call.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from osworld_mcp_env.errors import ActionError
+
+from hybrid_agent.prompt import COMPUTER_USE_ACTIONS, COMPUTER_USE_ARGUMENTS
+from hybrid_agent.toolset import ToolSpec
+from hybrid_agent.trajectory import GUI_TOOL_NAME, ToolCall
+
+_OPEN, _CLOSE = "<tool_call>", "</tool_call>"
+_ACTION_LINE = re.compile(r"^[ \t]*Action:[ \t]*(.+?)[ \t]*$", re.MULTILINE)
+_TERMINAL_ACTIONS = frozenset({"terminate", "answer"})
+
+
+class ParseErrorCode(StrEnum):
+    """Why a model output could not become a call."""
+
+    NO_TOOL_CALL = "no_tool_call"
+    MULTIPLE_TOOL_CALLS = "multiple_tool_calls"
+    INVALID_JSON = "invalid_json"
+    MISSING_NAME = "missing_name"
+    MISSING_ARGUMENTS = "missing_arguments"
+    INVALID_ARGUMENTS = "invalid_arguments"
+    UNKNOWN_GUI_ACTION = "unknown_gui_action"
+    GUI_ACTION_AS_TOOL = "gui_action_as_tool"
+    UNKNOWN_TOOL = "unknown_tool"
+
+
+@dataclass(frozen=True)
+class ParseError:
+    """A malformed output, returned as a value.
+
+    Attributes:
+        code: The failure mode.
+        message: What was wrong and what is expected, written for the model.
+        think: The reasoning text, if any (kept for logs).
+    """
+
+    code: ParseErrorCode
+    message: str
+    think: str | None = None
+
+    def render(self) -> str:
+        """The feedback text shown to the model in the next turn."""
+        return f"Error [{self.code}]: {self.message}"
+
+    def to_action_error(self) -> ActionError:
+        """The same mistake in the env package's shared error shape."""
+        return ActionError(code=str(self.code), message=self.message)
+
+
+@dataclass(frozen=True)
+class ParsedAction:
+    """A well-formed output.
+
+    Attributes:
+        call: The call to execute.
+        action_line: The text of the ``Action:`` line, or ``None`` when absent.
+        think: The reasoning text, or ``None``.
+        repairs: Names of the repairs made (empty when the output was clean).
+    """
+
+    call: ToolCall
+    action_line: str | None
+    think: str | None
+    repairs: tuple[str, ...] = ()
+
+    @property
+    def is_gui(self) -> bool:
+        """True for ``computer_use``."""
+        return self.call.is_gui
+
+    @property
+    def is_terminal(self) -> bool:
+        """True for ``terminate`` and ``answer``: the episode ends after this call."""
+        return self.call.is_gui and self.call.arguments.get("action") in _TERMINAL_ACTIONS
+
+
+ParseResult = ParsedAction | ParseError
+
+
+def split_think(text: str) -> tuple[str | None, str]:
+    """Splits off reasoning: everything up to the last ``</think>``.
+
+    Returns:
+        ``(think, rest)``; ``think`` is ``None`` when there is no ``</think>``.
+    """
+    end = text.rfind("</think>")
+    if end < 0:
+        return None, text
+    think = text[:end]
+    start = think.find("<think>")
+    if start >= 0:
+        think = think[start + len("<think>") :]
+    return think.strip(), text[end + len("</think>") :]
+
+
+def extract_action_line(text: str) -> str | None:
+    """Returns the first ``Action:`` line before any ``<tool_call>`` (think already removed)."""
+    head = text.split(_OPEN, 1)[0]
+    match = _ACTION_LINE.search(head)
+    return match.group(1) if match else None
+
+
+def _decode_call(body: str, repairs: list[str]) -> dict[str, Any] | ParseError:
+    body = body.strip()
+    decoder = json.JSONDecoder()
+    try:
+        obj, end = decoder.raw_decode(body)
+    except json.JSONDecodeError as exc:
+        try:
+            obj, end = decoder.raw_decode(body + "}")
+        except json.JSONDecodeError:
+            return ParseError(
+                ParseErrorCode.INVALID_JSON, f"The <tool_call> body is not valid JSON: {exc.msg}."
+            )
+        if end != len(body) + 1:
+            return ParseError(
+                ParseErrorCode.INVALID_JSON, f"The <tool_call> body is not valid JSON: {exc.msg}."
+            )
+        repairs.append("missing_brace")
+        return _check_object(obj)
+    rest = body[end:].strip()
+    if rest:
+        if rest.startswith("{"):
+            return ParseError(
+                ParseErrorCode.MULTIPLE_TOOL_CALLS, "Put exactly one JSON object in one <tool_call>."
+            )
+        repairs.append("trailing_text")
+    return _check_object(obj)
+
+
+def _check_object(obj: Any) -> dict[str, Any] | ParseError:
+    if not isinstance(obj, dict):
+        return ParseError(ParseErrorCode.INVALID_JSON, "The <tool_call> body must be a JSON object.")
+    return obj
+
+
+def _type_ok(value: Any, schema: Mapping[str, Any]) -> bool:
+    kind = schema.get("type")
+    if kind == "string":
+        return isinstance(value, str) and ("enum" not in schema or value in schema["enum"])
+    if kind == "number":
+        return isinstance(value, int | float) and not isinstance(value, bool)
+    if kind == "array":
+        if not isinstance(value, list):
+            return False
+        if not schema.get("minItems", 0) <= len(value) <= schema.get("maxItems", len(value)):
+            return False
+        return all(_type_ok(item, schema.get("items", {})) for item in value)
+    return True
+
+
+def _validate_gui(arguments: Mapping[str, Any]) -> ParseError | None:
+    action = arguments.get("action")
+    if action is None:
+        return ParseError(ParseErrorCode.MISSING_ARGUMENTS, "computer_use needs an 'action' argument.")
+    if action not in COMPUTER_USE_ACTIONS:
+        return ParseError(
+            ParseErrorCode.UNKNOWN_GUI_ACTION,
+            f"computer_use has no action {action!r}. Valid actions: {', '.join(COMPUTER_USE_ACTIONS)}.",
+        )
+    missing = [name for name in COMPUTER_USE_ACTIONS[action].required if name not in arguments]
+    if missing:
+        return ParseError(
+            ParseErrorCode.MISSING_ARGUMENTS, f"computer_use action {action!r} needs: {', '.join(missing)}."
+        )
+    for name, value in arguments.items():
+        schema = COMPUTER_USE_ARGUMENTS.get(name)
+        if schema is not None and not _type_ok(value, schema):
+            return ParseError(
+                ParseErrorCode.INVALID_ARGUMENTS,
+                f"Argument {name!r}={value!r} does not match {json.dumps(dict(schema))}.",
+            )
+    return None
+
+
+def _resolve_mcp(name: str, arguments: Mapping[str, Any], tools: Sequence[ToolSpec], repairs: list[str]):
+    by_name = {tool.qualified_name: tool for tool in tools}
+    tool = by_name.get(name)
+    if tool is None and "." not in name:
+        matches = [t for t in tools if t.name == name]
+        if len(matches) == 1:
+            tool = matches[0]
+            repairs.append("qualified_name")
+    if tool is None:
+        shown = ", ".join(sorted(by_name)) or "none"
+        return ParseError(
+            ParseErrorCode.UNKNOWN_TOOL, f"No tool named {name!r} is available. Shown tools: {shown}."
+        )
+    missing = [p for p in tool.required if p not in arguments]
+    if missing:
+        return ParseError(
+            ParseErrorCode.MISSING_ARGUMENTS, f"Tool {tool.qualified_name!r} needs: {', '.join(missing)}."
+        )
+    return tool.qualified_name
+
+
+def parse_response(text: str, tools: Sequence[ToolSpec] | None = None) -> ParseResult:
+    """Parses one model output.
+
+    Args:
+        text: The raw model output.
+        tools: The MCP tools shown this step. When given, MCP names are checked against
+            them (unknown name -> ``unknown_tool``; missing required parameters ->
+            ``missing_arguments``) and a bare name is qualified if exactly one shown tool
+            has it. When ``None``, MCP calls are only checked for shape.
+
+    Returns:
+        A :class:`ParsedAction`, or a :class:`ParseError` whose ``render()`` goes back to the model.
+    """
+    think, rest = split_think(text)
+    count = rest.count(_OPEN)
+    if count == 0:
+        return ParseError(ParseErrorCode.NO_TOOL_CALL, "Emit one <tool_call>{...}</tool_call> block.", think)
+    if count > 1:
+        return ParseError(ParseErrorCode.MULTIPLE_TOOL_CALLS, "Emit exactly one <tool_call> per step.", think)
+    repairs: list[str] = []
+    after_open = rest.split(_OPEN, 1)[1]
+    if _CLOSE in after_open:
+        body, trailing = after_open.split(_CLOSE, 1)
+        if trailing.strip():
+            repairs.append("trailing_text")
+    else:
+        body = after_open
+        repairs.append("missing_close_tag")
+    obj = _decode_call(body, repairs)
+    if isinstance(obj, ParseError):
+        return ParseError(obj.code, obj.message, think)
+    return _to_action(obj, rest, think, tools, repairs)
+
+
+def _to_action(
+    obj: dict[str, Any], rest: str, think: str | None, tools: Sequence[ToolSpec] | None, repairs: list[str]
+) -> ParseResult:
+    name = obj.get("name")
+    if not isinstance(name, str) or not name:
+        return ParseError(ParseErrorCode.MISSING_NAME, 'The call needs a string "name".', think)
+    arguments = obj.get("arguments")
+    if not isinstance(arguments, dict):
+        return ParseError(
+            ParseErrorCode.MISSING_ARGUMENTS,
+            'The call needs an "arguments" JSON object next to "name".',
+            think,
+        )
+    if name == GUI_TOOL_NAME:
+        error = _validate_gui(arguments)
+        if error is not None:
+            return ParseError(error.code, error.message, think)
+    elif name in COMPUTER_USE_ACTIONS:
+        return ParseError(
+            ParseErrorCode.GUI_ACTION_AS_TOOL,
+            f'{name!r} is a GUI action: call {{"name": "computer_use", "arguments": {{"action": "{name}", ...}}}}.',
+            think,
+        )
+    elif tools is not None:
+        resolved = _resolve_mcp(name, arguments, tools, repairs)
+        if isinstance(resolved, ParseError):
+            return ParseError(resolved.code, resolved.message, think)
+        name = resolved
+    # Dedupe while keeping order: 'trailing_text' can be noted both inside and after the tag.
+    unique = tuple(dict.fromkeys(repairs))
+    return ParsedAction(ToolCall(name, arguments), extract_action_line(rest), think, unique)

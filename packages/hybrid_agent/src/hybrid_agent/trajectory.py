@@ -1,0 +1,134 @@
+"""The agent-side record of a trajectory: frames, calls, evidence, steps.
+
+These are the inputs of the context builder (Eq. 1) and the retention rules
+(Eq. 2). They hold exactly what the study's agent keeps per step: the
+screenshot it saw, the tool result relayed to it, its raw output, the call
+that was executed and the evidence the environment returned for it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+from PIL import Image
+
+GUI_TOOL_NAME = "computer_use"
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One call as the model emits it: ``{"name": ..., "arguments": {...}}``.
+
+    Attributes:
+        name: ``computer_use`` for GUI actions, ``<namespace>.<tool>`` for MCP tools.
+        arguments: The JSON arguments object.
+    """
+
+    name: str
+    arguments: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def is_gui(self) -> bool:
+        """True for a ``computer_use`` call (GUI action), False for an MCP tool call."""
+        return self.name == GUI_TOOL_NAME
+
+    def to_json(self) -> str:
+        """Returns the canonical one-line JSON the context shows for this call.
+
+        Canonical (fixed key order, no ASCII escaping) so that the same call is
+        rendered byte-identically in rollouts and in training replays.
+        """
+        return json.dumps({"name": self.name, "arguments": self.arguments}, ensure_ascii=False)
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What the environment reported about an executed MCP call.
+
+    Attributes:
+        exec_ok: The call executed without an error (MCP ``isError`` false).
+        effect: How much the call changed (cells written, replacements made), where the
+            tool can know; ``None`` when it cannot. ``0`` means "ran, changed nothing".
+    """
+
+    exec_ok: bool
+    effect: int | None = None
+
+
+@dataclass(frozen=True)
+class Frame:
+    """One screenshot, with optional accessibility text and an identity digest.
+
+    Attributes:
+        image: The screenshot as a PIL image (RGB).
+        a11y: Accessibility text of the same moment, if the env provided one.
+        digest: A caller-supplied identity (e.g. the env's frame hash). When ``None`` the
+            md5 of the pixels is used, computed once.
+    """
+
+    image: Image.Image
+    a11y: str | None = None
+    digest: str | None = None
+
+    @classmethod
+    def from_array(cls, array: np.ndarray, a11y: str | None = None) -> Frame:
+        """Wraps an ``(H, W, 3) uint8`` array, as the env's observation holds it."""
+        return cls(image=Image.fromarray(np.asarray(array, dtype=np.uint8)), a11y=a11y)
+
+    @property
+    def size(self) -> tuple[int, int]:
+        """``(width, height)`` in pixels."""
+        return self.image.size
+
+    @cached_property
+    def key(self) -> str:
+        """The identity used to find byte-identical frames."""
+        if self.digest is not None:
+            return self.digest
+        h = hashlib.md5(usedforsecurity=False)
+        h.update(f"{self.image.mode}:{self.image.size}".encode())
+        h.update(self.image.tobytes())
+        return h.hexdigest()
+
+
+@dataclass(frozen=True)
+class Step:
+    """One finished step of the trajectory.
+
+    Attributes:
+        frame: The screenshot the model saw when it chose this step's call.
+        tool_result: The tool result relayed at this step (the result of the *previous*
+            call; empty after a GUI action or at the first step).
+        response: The model's raw output (think, ``Action:`` line, ``<tool_call>``).
+        call: The call that was executed.
+        evidence: The env's report for an MCP call; ``None`` for a GUI action.
+    """
+
+    frame: Frame
+    tool_result: str
+    response: str
+    call: ToolCall
+    evidence: Evidence | None = None
+
+    @property
+    def mcp_exec_ok(self) -> bool:
+        """True when this step was an MCP call that executed without error."""
+        return (not self.call.is_gui) and self.evidence is not None and self.evidence.exec_ok
+
+
+@dataclass(frozen=True)
+class Observation:
+    """What the model sees now, before choosing the next call.
+
+    Attributes:
+        frame: The current screenshot.
+        tool_result: The result of the last executed call (empty after a GUI action).
+    """
+
+    frame: Frame
+    tool_result: str = ""
