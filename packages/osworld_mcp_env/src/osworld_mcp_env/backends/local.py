@@ -1,0 +1,454 @@
+"""The embedded desktop: Xvfb + openbox + D-Bus + AT-SPI + real apps in a bubblewrap sandbox.
+
+Each instance gets private PID, network (loopback only), IPC and UTS namespaces,
+its own ``/home/user``, ``/tmp`` and ``XDG_RUNTIME_DIR``, and runs as an
+unprivileged ``user`` (uid 1000 inside). When the host process is root it first
+drops to a host uid of its own (3,000,000 + slot) with ``setpriv``: a user
+namespace created by root would map ``user`` onto host root, which owns
+``/etc/shadow``. The env talks to the guest server over a Unix socket in a
+control directory bound into the sandbox.
+
+Teardown kills the namespace's PID 1, after which the kernel kills everything
+in it. ``--die-with-parent`` covers a host that dies first; it is bound to the
+forking *thread*, so sandboxes are spawned from one long-lived thread.
+"""
+
+from __future__ import annotations
+
+import atexit
+import concurrent.futures
+import contextlib
+import fcntl
+import json
+import os
+import secrets
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import weakref
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from osworld_mcp_env.backends.base import ExecResult, Frame, GuiResult, WindowInfo
+from osworld_mcp_env.backends.guest_client import GuestClient
+from osworld_mcp_env.backends.home import chown_tree, clear_directory, write_home
+from osworld_mcp_env.errors import DesktopStartError
+
+GUEST_DIR = Path(__file__).resolve().parent.parent / "guest"
+SANDBOX_UID = 1000
+HOST_UID_BASE = 3_000_000
+MAX_SLOTS = 4096
+REQUIRED_BINARIES = ("bwrap", "Xvfb", "openbox", "dbus-daemon")
+
+
+@dataclass(frozen=True)
+class LocalDesktopConfig:
+    """Settings of one embedded desktop.
+
+    Attributes:
+        screen_width: Screen width in pixels (OSWorld: 1920).
+        screen_height: Screen height in pixels (OSWorld: 1080).
+        root_dir: Host directory for instance directories; default ``$TMPDIR/osworld-mcp-env``.
+        guest_python: Interpreter that runs the guest server inside the sandbox; it
+            must import this package, mss, python-xlib, numpy and Pillow (and uno /
+            pyatspi for the tools and the accessibility tree: Debian's Python 3.11).
+        start_timeout_s: Deadline for the guest server to answer after spawn.
+        request_timeout_s: Default deadline of one guest request.
+        tmpfs_mb: Size cap of each private tmpfs (``/tmp``, ``/run``).
+        enable_mcp: Start the MCP tool host beside the guest server.
+        extra_env: More environment variables for the desktop session.
+    """
+
+    screen_width: int = 1920
+    screen_height: int = 1080
+    root_dir: Path | None = None
+    guest_python: str = sys.executable
+    start_timeout_s: float = 30.0
+    request_timeout_s: float = 60.0
+    tmpfs_mb: int = 2048
+    enable_mcp: bool = False
+    extra_env: dict[str, str] = field(default_factory=dict)
+
+
+class _SlotAllocator:
+    """Hands out instance slots with ``flock``: a crashed process frees its slots automatically."""
+
+    def __init__(self, root: Path) -> None:
+        self._dir = root / "slots"
+        self._dir.mkdir(parents=True, exist_ok=True)
+
+    def acquire(self) -> tuple[int, int]:
+        for slot in range(MAX_SLOTS):
+            fd = os.open(self._dir / f"{slot}.lock", os.O_CREAT | os.O_RDWR, 0o600)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                os.close(fd)
+                continue
+            return slot, fd
+        raise DesktopStartError(f"All {MAX_SLOTS} desktop slots under {self._dir} are in use.")
+
+
+# One long-lived thread forks every sandbox (see the module docstring).
+_SPAWNER = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="desktop-spawner")
+_LIVE: weakref.WeakSet[LocalDesktop] = weakref.WeakSet()
+_SIGTERM_INSTALLED = False
+
+
+def _install_sigterm_cleanup() -> None:
+    """Makes SIGTERM run atexit handlers (and so tear sandboxes down) instead of dying silently."""
+    global _SIGTERM_INSTALLED
+    if _SIGTERM_INSTALLED or threading.current_thread() is not threading.main_thread():
+        return
+    if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+
+        def _exit(signum: int, frame: Any) -> None:
+            raise SystemExit(128 + signum)
+
+        signal.signal(signal.SIGTERM, _exit)
+    _SIGTERM_INSTALLED = True
+
+
+@atexit.register
+def _close_all() -> None:
+    for desktop in list(_LIVE):
+        desktop.close()
+
+
+@dataclass
+class _Sandbox:
+    """The host-side handles of one running sandbox, kept apart so a finalizer can clean them."""
+
+    process: subprocess.Popen | None = None
+    namespace_pid: int | None = None
+
+    def stop(self) -> None:
+        if self.namespace_pid:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(self.namespace_pid, signal.SIGKILL)
+        if self.process is not None:
+            if self.process.poll() is None:
+                self.process.kill()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.process.wait(timeout=10)
+        self.process, self.namespace_pid = None, None
+
+
+def _cleanup(sandbox: _Sandbox, instance_dir: Path, lock_fd: int) -> None:
+    sandbox.stop()
+    shutil.rmtree(instance_dir, ignore_errors=True)
+    with contextlib.suppress(OSError):
+        os.close(lock_fd)
+
+
+class LocalDesktop:
+    """One sandboxed embedded desktop; implements the ``Desktop`` protocol."""
+
+    def __init__(self, config: LocalDesktopConfig | None = None) -> None:
+        self.config = config or LocalDesktopConfig()
+        _check_host()
+        root = self.config.root_dir or Path(tempfile.gettempdir()) / "osworld-mcp-env"
+        root.mkdir(parents=True, exist_ok=True)
+        os.chmod(root, 0o711)  # the sandbox uid must traverse it to reach its own directory
+        self.slot, lock_fd = _SlotAllocator(root).acquire()
+        self._root_user = os.geteuid() == 0
+        self.host_uid = HOST_UID_BASE + self.slot if self._root_user else os.geteuid()
+        self.instance_dir = Path(tempfile.mkdtemp(prefix=f"desk{self.slot}-", dir=root))
+        os.chmod(self.instance_dir, 0o711)
+        self.home_dir = self.instance_dir / "home"
+        self.ctl_dir = self.instance_dir / "ctl"
+        self._token = secrets.token_hex(16)
+        self._sandbox = _Sandbox()
+        self._finalizer = weakref.finalize(self, _cleanup, self._sandbox, self.instance_dir, lock_fd)
+        self.client = GuestClient(
+            unix_socket=str(self.ctl_dir / "guest.sock"),
+            token=self._token,
+            timeout=self.config.request_timeout_s,
+        )
+        _install_sigterm_cleanup()
+        _LIVE.add(self)
+        try:
+            self._prepare_dirs()
+            self.start()
+        except BaseException:
+            self.close()
+            raise
+
+    # --- lifecycle -----------------------------------------------------------
+    def _prepare_dirs(self) -> None:
+        etc = self.instance_dir / "etc"
+        for directory in (self.home_dir, self.ctl_dir, etc):
+            directory.mkdir(exist_ok=True)
+        (etc / "passwd").write_text(
+            "root:x:0:0:root:/root:/bin/bash\n"
+            f"user:x:{SANDBOX_UID}:{SANDBOX_UID}:user:/home/user:/bin/bash\n"
+            "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n"
+        )
+        (etc / "group").write_text(f"root:x:0:\nuser:x:{SANDBOX_UID}:\nnogroup:x:65534:\n")
+        os.chmod(etc / "passwd", 0o644)
+        os.chmod(etc / "group", 0o644)
+        self._reset_home()
+
+    def _reset_home(self) -> None:
+        clear_directory(self.home_dir)
+        write_home(self.home_dir)
+        if self._root_user:
+            chown_tree(self.home_dir, self.host_uid, self.host_uid)
+            chown_tree(self.ctl_dir, self.host_uid, self.host_uid)
+        os.chmod(self.home_dir, 0o700)
+        os.chmod(self.ctl_dir, 0o700)
+
+    def start(self) -> None:
+        """Spawns the sandbox and waits until its guest server answers."""
+        if self._sandbox.process is not None:
+            raise DesktopStartError("This desktop is already running; call restart().")
+        for stale in ("guest.sock", "mcp.sock"):
+            (self.ctl_dir / stale).unlink(missing_ok=True)
+        started = time.monotonic()
+        read_fd, write_fd = os.pipe()
+        try:
+            command = self._command(info_fd=write_fd)
+            process = _SPAWNER.submit(
+                subprocess.Popen,
+                command,
+                pass_fds=(write_fd,),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
+            ).result()
+        finally:
+            os.close(write_fd)
+        self._sandbox.process = process
+        self._sandbox.namespace_pid = _read_child_pid(read_fd, process, self.config.start_timeout_s)
+        while not self.client.health(timeout=2.0):
+            if process.poll() is not None:
+                raise DesktopStartError(
+                    f"The sandbox exited with {process.returncode}: {self._diagnostics()}"
+                )
+            if time.monotonic() - started > self.config.start_timeout_s:
+                raise DesktopStartError(
+                    f"The guest server did not answer within {self.config.start_timeout_s:g} s: "
+                    f"{self._diagnostics()}"
+                )
+            time.sleep(0.01)
+        self.start_seconds = time.monotonic() - started
+
+    def restart(self) -> None:
+        """Kills every process of the desktop, restores the episode-start home, starts again."""
+        self.client.close()
+        self._sandbox.stop()
+        self._reset_home()
+        self.start()
+
+    def close(self) -> None:
+        """Stops the sandbox and deletes its directories; safe to call twice."""
+        if getattr(self, "_finalizer", None) is not None:
+            self.client.close()
+            self._finalizer()
+        _LIVE.discard(self)
+
+    @property
+    def running(self) -> bool:
+        """True while the sandbox process lives."""
+        return self._sandbox.process is not None and self._sandbox.process.poll() is None
+
+    def processes(self) -> list[int]:
+        """Host pids of every process inside this desktop's PID namespace."""
+        pid = self._sandbox.namespace_pid
+        if not pid:
+            return []
+        try:
+            namespace = os.readlink(f"/proc/{pid}/ns/pid")
+        except OSError:
+            return []
+        found = []
+        for entry in os.listdir("/proc"):
+            if entry.isdigit():
+                try:
+                    if os.readlink(f"/proc/{entry}/ns/pid") == namespace:
+                        found.append(int(entry))
+                except OSError:
+                    continue
+        return found
+
+    def rss_bytes(self) -> int:
+        """Resident memory of every process in the desktop, summed."""
+        total = 0
+        for pid in self.processes():
+            try:
+                with open(f"/proc/{pid}/statm") as f:
+                    total += int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+            except (OSError, IndexError, ValueError):
+                continue
+        return total
+
+    def _diagnostics(self) -> str:
+        parts = []
+        process = self._sandbox.process
+        if process is not None and process.poll() is not None and process.stderr is not None:
+            parts.append(process.stderr.read().decode("utf-8", "replace")[-800:])
+        log_dir = self.ctl_dir / "log"
+        if log_dir.is_dir():
+            for log in sorted(log_dir.iterdir()):
+                if log.is_file() and not log.is_symlink():
+                    tail = log.read_bytes()[-400:].decode("utf-8", "replace").strip()
+                    if tail:
+                        parts.append(f"[{log.name}] {tail}")
+        return " | ".join(parts) or "no output"
+
+    def _command(self, *, info_fd: int) -> list[str]:
+        cfg = self.config
+        inner_home, run_user = "/home/user", f"/run/user/{SANDBOX_UID}"
+        session_env = {
+            "PATH": f"{GUEST_DIR / 'bin'}:/usr/local/bin:/usr/bin:/bin",
+            "HOME": inner_home,
+            "USER": "user",
+            "LOGNAME": "user",
+            "SHELL": "/bin/bash",
+            "LANG": "C.UTF-8",
+            "DISPLAY": ":99",
+            "XDG_RUNTIME_DIR": run_user,
+            "DBUS_SESSION_BUS_ADDRESS": f"unix:path={run_user}/bus",
+            "SAL_USE_VCLPLUGIN": "gtk3",
+            "GTK_MODULES": "gail:atk-bridge",
+            "GNOME_ACCESSIBILITY": "1",
+            "PYTHONDONTWRITEBYTECODE": "1",
+            "OSWORLD_SCREEN": f"{cfg.screen_width}x{cfg.screen_height}x24",
+            "OSWORLD_CTL": "/run/ctl",
+            "OSWORLD_PYTHON": cfg.guest_python,
+            "OSWORLD_MCP": "1" if cfg.enable_mcp else "0",
+            "OSWORLD_GUEST_TOKEN": self._token,
+            **cfg.extra_env,
+        }
+        size = str(cfg.tmpfs_mb * 1024 * 1024)
+        bwrap = [
+            "bwrap", "--unshare-all", "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID),
+            "--hostname", f"desktop{self.slot}", "--die-with-parent", "--new-session",
+            "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+            "--perms", "1777", "--size", size, "--tmpfs", "/tmp",
+            "--perms", "1777", "--size", size, "--tmpfs", "/dev/shm",
+            "--size", size, "--tmpfs", "/run", "--perms", "0700", "--dir", run_user,
+            "--tmpfs", "/home", "--bind", str(self.home_dir), inner_home,
+            "--bind", str(self.ctl_dir), "/run/ctl",
+            "--tmpfs", "/root",
+            "--ro-bind", str(self.instance_dir / "etc" / "passwd"), "/etc/passwd",
+            "--ro-bind", str(self.instance_dir / "etc" / "group"), "/etc/group",
+            "--clearenv",
+        ]  # fmt: skip
+        for key, value in session_env.items():
+            bwrap += ["--setenv", key, value]
+        bwrap += [
+            "--chdir",
+            inner_home,
+            "--info-fd",
+            str(info_fd),
+            "/bin/bash",
+            str(GUEST_DIR / "session.sh"),
+        ]
+        if not self._root_user:
+            return bwrap
+        uid = str(self.host_uid)
+        return [
+            "setpriv",
+            f"--reuid={uid}",
+            f"--regid={uid}",
+            "--clear-groups",
+            "--inh-caps=-all",
+            "--",
+            *bwrap,
+        ]
+
+    # --- Desktop protocol (delegated to the guest server) ---------------------
+    @property
+    def screen_size(self) -> tuple[int, int]:
+        """(width, height)."""
+        return (self.config.screen_width, self.config.screen_height)
+
+    def execute(self, command: list[str] | str, *, shell: bool = False, timeout: float = 120.0) -> ExecResult:
+        """Runs a command to completion as ``user`` inside the desktop."""
+        return self.client.execute(command, shell=shell, timeout=timeout)
+
+    def launch(self, command: list[str] | str, *, shell: bool = False) -> None:
+        """Starts a command inside the desktop."""
+        self.client.launch(command, shell=shell)
+
+    def open_file(self, path: str, *, timeout: float = 30.0) -> None:
+        """Opens a file with its default app and waits for its window."""
+        self.client.open_file(path, timeout=timeout)
+
+    def activate_window(self, window_name: str, *, strict: bool = False, by_class: bool = False) -> None:
+        """Focuses a window."""
+        self.client.activate_window(window_name, strict=strict, by_class=by_class)
+
+    def close_window(self, window_name: str, *, strict: bool = False, by_class: bool = False) -> None:
+        """Closes a window."""
+        self.client.close_window(window_name, strict=strict, by_class=by_class)
+
+    def upload_file(self, path: str, data: bytes) -> None:
+        """Writes a file inside the desktop, as ``user``."""
+        self.client.upload_file(path, data)
+
+    def read_file(self, path: str) -> bytes | None:
+        """Reads a file inside the desktop (through the guest, never through host symlinks)."""
+        return self.client.read_file(path)
+
+    def screenshot(self) -> Frame:
+        """A raw RGB frame."""
+        return self.client.screenshot()
+
+    def windows(self) -> list[WindowInfo]:
+        """Managed windows, bottom to top."""
+        return self.client.windows()
+
+    def active_window(self) -> WindowInfo | None:
+        """The focused window."""
+        return self.client.active_window()
+
+    def accessibility_tree(self, *, max_nodes: int = 5000) -> str:
+        """The AT-SPI tree as XML."""
+        return self.client.accessibility_tree(max_nodes=max_nodes)
+
+    def gui(self, action: dict[str, Any], *, expected_layout: str | None = None) -> GuiResult:
+        """One input action plus the settle wait."""
+        return self.client.gui(action, expected_layout=expected_layout)
+
+
+def _read_child_pid(read_fd: int, process: subprocess.Popen, timeout: float) -> int | None:
+    """Reads bwrap's ``--info-fd`` JSON (``{"child-pid": N, ...}``)."""
+    deadline = time.monotonic() + timeout
+    buffer = b""
+    os.set_blocking(read_fd, False)
+    try:
+        while time.monotonic() < deadline:
+            try:
+                chunk = os.read(read_fd, 4096)
+            except BlockingIOError:
+                chunk = None
+            if chunk:
+                buffer += chunk
+                try:
+                    return int(json.loads(buffer)["child-pid"])
+                except (json.JSONDecodeError, KeyError):
+                    continue
+            if chunk == b"" or process.poll() is not None:
+                return None
+            time.sleep(0.002)
+        return None
+    finally:
+        os.close(read_fd)
+
+
+def _check_host() -> None:
+    missing = [b for b in REQUIRED_BINARIES if shutil.which(b) is None]
+    if os.geteuid() == 0 and shutil.which("setpriv") is None:
+        missing.append("setpriv")
+    if missing:
+        raise DesktopStartError(
+            f"The local desktop needs {', '.join(missing)} on PATH; run tools/setup_debian.sh as root."
+        )

@@ -1,0 +1,121 @@
+"""The AT-SPI tree as OSWorld's XML, run as a child process.
+
+pyatspi aborts its whole process with SIGTRAP when the accessibility bus goes
+away, and a naive walk of LibreOffice Calc hangs on a table that reports 2^31
+children. So the server never imports pyatspi: it runs this module with a
+timeout (``python -m osworld_mcp_env.guest.a11y``) and reads its stdout.
+Tables are summarised, never walked; only nodes in the ``showing`` state are kept.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import xml.etree.ElementTree as ET
+
+NS = {
+    "st": "https://accessibility.ubuntu.example.org/ns/state",
+    "attr": "https://accessibility.ubuntu.example.org/ns/attributes",
+    "cp": "https://accessibility.ubuntu.example.org/ns/component",
+    "txt": "https://accessibility.ubuntu.example.org/ns/text",
+}
+MAX_DEPTH = 50
+MAX_CHILDREN = 1024
+MAX_TEXT = 2000
+# Roles whose children are cells addressed through the Table interface.
+TABLE_ROLES = {"table", "tree table", "tree"}
+
+
+def dump_tree(max_nodes: int) -> str:
+    """Returns the desktop's accessibility tree as XML."""
+    import pyatspi
+
+    for prefix, uri in NS.items():
+        ET.register_namespace(prefix, uri)
+    root = ET.Element("desktop-frame")
+    budget = [max_nodes]
+    desktop = pyatspi.Registry.getDesktop(0)
+    for i in range(min(desktop.childCount, MAX_CHILDREN)):
+        app = desktop.getChildAtIndex(i)
+        if app is not None:
+            _walk(app, root, 0, budget, pyatspi)
+    return ET.tostring(root, encoding="unicode")
+
+
+def _walk(node, parent: ET.Element, depth: int, budget: list[int], pyatspi) -> None:
+    if budget[0] <= 0 or depth > MAX_DEPTH:
+        return
+    try:
+        role = node.getRoleName() or "unknown"
+        states = node.getState().getStates()
+    except Exception:
+        return
+    state_names = {pyatspi.stateToString(s) for s in states}
+    if depth > 1 and "showing" not in state_names:
+        return
+    budget[0] -= 1
+    element = ET.SubElement(parent, role.replace(" ", "-"))
+    element.set("name", node.name or "")
+    for state in sorted(state_names):
+        element.set(f"{{{NS['st']}}}{state}", "true")
+    try:
+        component = node.queryComponent()
+        x, y = component.getPosition(pyatspi.DESKTOP_COORDS)
+        w, h = component.getSize()
+        element.set(f"{{{NS['cp']}}}screencoord", f"({x}, {y})")
+        element.set(f"{{{NS['cp']}}}size", f"({w}, {h})")
+    except NotImplementedError:
+        pass
+    try:
+        text = node.queryText()
+        element.text = text.getText(0, min(text.characterCount, MAX_TEXT))
+    except NotImplementedError:
+        pass
+    if role in TABLE_ROLES:
+        _summarise_table(node, element)
+        return
+    for i in range(min(node.childCount, MAX_CHILDREN)):
+        child = node.getChildAtIndex(i)
+        if child is not None:
+            _walk(child, element, depth + 1, budget, pyatspi)
+
+
+def _summarise_table(node, element: ET.Element) -> None:
+    try:
+        table = node.queryTable()
+        element.set(f"{{{NS['attr']}}}rows", str(table.nRows))
+        element.set(f"{{{NS['attr']}}}columns", str(table.nColumns))
+    except NotImplementedError:
+        pass
+
+
+def terminal_text() -> str | None:
+    """The text of the first terminal widget on the desktop (OSWorld's ``/terminal``)."""
+    import pyatspi
+
+    desktop = pyatspi.Registry.getDesktop(0)
+    for i in range(desktop.childCount):
+        app = desktop.getChildAtIndex(i)
+        found = pyatspi.findDescendant(app, lambda n: n.getRoleName() == "terminal") if app else None
+        if found is not None:
+            text = found.queryText()
+            return text.getText(0, text.characterCount)
+    return None
+
+
+def main(argv: list[str] | None = None) -> int:
+    """CLI: prints the tree (or the terminal text with ``--terminal``) to stdout."""
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--max-nodes", type=int, default=5000)
+    parser.add_argument("--terminal", action="store_true")
+    args = parser.parse_args(argv)
+    if args.terminal:
+        text = terminal_text()
+        sys.stdout.write("" if text is None else text)
+        return 0 if text is not None else 3
+    sys.stdout.write(dump_tree(args.max_nodes))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,115 @@
+"""Window list, focus and layout fingerprints through EWMH properties (no wmctrl spawns)."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import asdict, dataclass
+
+from Xlib import X, Xatom
+from Xlib import error as xerror
+from Xlib.protocol import event as xevent
+
+from osworld_mcp_env.guest.xdisplay import XConnection
+
+
+@dataclass(frozen=True)
+class Window:
+    """One managed top-level window."""
+
+    window_id: int
+    title: str
+    wm_class: str
+    x: int
+    y: int
+    width: int
+    height: int
+
+    def to_dict(self) -> dict[str, object]:
+        """JSON form."""
+        return asdict(self)
+
+
+class WindowManager:
+    """Reads and drives the EWMH window manager (openbox) of one display."""
+
+    def __init__(self, xconn: XConnection) -> None:
+        self._x = xconn
+
+    def list(self) -> list[Window]:
+        """Managed windows in stacking order, bottom first."""
+        with self._x.session() as d:
+            root = d.screen().root
+            prop = root.get_full_property(d.intern_atom("_NET_CLIENT_LIST_STACKING"), Xatom.WINDOW)
+            ids = list(prop.value) if prop else []
+            out = []
+            for wid in ids:
+                info = self._describe(d, wid)
+                if info is not None:
+                    out.append(info)
+            return out
+
+    def active(self) -> Window | None:
+        """The focused window, if any."""
+        with self._x.session() as d:
+            root = d.screen().root
+            prop = root.get_full_property(d.intern_atom("_NET_ACTIVE_WINDOW"), Xatom.WINDOW)
+            if not prop or not prop.value or not prop.value[0]:
+                return None
+            return self._describe(d, int(prop.value[0]))
+
+    def layout_hash(self) -> str:
+        """Fingerprint of ids, geometry, stacking and focus: equal means old coordinates still hold."""
+        active = self.active()
+        parts = [f"{w.window_id}:{w.x},{w.y},{w.width},{w.height}" for w in self.list()]
+        parts.append(f"active={active.window_id if active else 0}")
+        return hashlib.blake2b("|".join(parts).encode(), digest_size=8).hexdigest()
+
+    def find(self, name: str, *, strict: bool = False, by_class: bool = False) -> Window | None:
+        """The topmost window whose title (or WM_CLASS) matches, like ``wmctrl -a/-Fa/-xa``."""
+        needle = name if strict else name.lower()
+        for window in reversed(self.list()):
+            hay = window.wm_class if by_class else window.title
+            if strict and hay == needle:
+                return window
+            if not strict and needle in hay.lower():
+                return window
+        return None
+
+    def activate(self, window_id: int) -> None:
+        """Asks the window manager to raise and focus a window (``_NET_ACTIVE_WINDOW``)."""
+        self._client_message(window_id, "_NET_ACTIVE_WINDOW", [2, X.CurrentTime, 0, 0, 0])
+
+    def close(self, window_id: int) -> None:
+        """Asks the window manager to close a window politely (``_NET_CLOSE_WINDOW``)."""
+        self._client_message(window_id, "_NET_CLOSE_WINDOW", [X.CurrentTime, 2, 0, 0, 0])
+
+    def _client_message(self, window_id: int, atom: str, data: list[int]) -> None:
+        with self._x.session() as d:
+            root = d.screen().root
+            window = d.create_resource_object("window", window_id)
+            message = xevent.ClientMessage(window=window, client_type=d.intern_atom(atom), data=(32, data))
+            root.send_event(message, event_mask=X.SubstructureRedirectMask | X.SubstructureNotifyMask)
+            d.sync()
+
+    @staticmethod
+    def _describe(d, wid: int) -> Window | None:
+        window = d.create_resource_object("window", wid)
+        try:
+            name_prop = window.get_full_property(d.intern_atom("_NET_WM_NAME"), d.intern_atom("UTF8_STRING"))
+            title = name_prop.value.decode("utf-8", "replace") if name_prop else (window.get_wm_name() or "")
+            if isinstance(title, bytes):
+                title = title.decode("latin-1")
+            wm_class = window.get_wm_class()
+            geometry = window.get_geometry()
+            origin = window.translate_coords(d.screen().root, 0, 0)
+        except (xerror.BadWindow, xerror.BadDrawable):
+            return None  # closed between listing and reading: not a window any more
+        return Window(
+            window_id=wid,
+            title=str(title),
+            wm_class=".".join(wm_class) if wm_class else "",
+            x=-origin.x,
+            y=-origin.y,
+            width=geometry.width,
+            height=geometry.height,
+        )

@@ -1,0 +1,240 @@
+"""GUI input through the XTest extension: one X request per event, no process spawns.
+
+Executes the ``computer_use`` vocabulary (``osworld_mcp_env.actions``) with pixel
+coordinates already validated by the host. Characters missing from the keymap
+are typed by binding their keysym to a spare keycode for the keystroke, as
+xdotool does.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from Xlib import XK, X
+from Xlib.ext import xtest
+
+from osworld_mcp_env.guest.xdisplay import XConnection
+
+# Model key names (Qwen3-VL, pyautogui, xdotool spellings) -> X keysym names.
+KEY_ALIASES: Mapping[str, str] = {
+    "ctrl": "Control_L", "control": "Control_L", "lctrl": "Control_L", "rctrl": "Control_R",
+    "alt": "Alt_L", "lalt": "Alt_L", "ralt": "Alt_R", "altgr": "ISO_Level3_Shift",
+    "shift": "Shift_L", "lshift": "Shift_L", "rshift": "Shift_R",
+    "super": "Super_L", "win": "Super_L", "meta": "Super_L", "cmd": "Super_L", "command": "Super_L",
+    "enter": "Return", "return": "Return", "esc": "Escape", "escape": "Escape", "tab": "Tab",
+    "backspace": "BackSpace", "delete": "Delete", "del": "Delete", "insert": "Insert", "ins": "Insert",
+    "home": "Home", "end": "End", "pageup": "Prior", "page_up": "Prior", "pgup": "Prior",
+    "pagedown": "Next", "page_down": "Next", "pgdn": "Next", "up": "Up", "down": "Down",
+    "left": "Left", "right": "Right", "space": "space", "capslock": "Caps_Lock", "menu": "Menu",
+    "printscreen": "Print", "print": "Print", "numlock": "Num_Lock", "pause": "Pause",
+    "minus": "minus", "plus": "plus", "comma": "comma", "period": "period", "slash": "slash",
+    "backslash": "backslash", "semicolon": "semicolon", "equal": "equal",
+}  # fmt: skip
+
+BUTTONS = {"left": 1, "middle": 2, "right": 3}
+# X has no scroll events: buttons 4/5 scroll up/down, 6/7 left/right, one notch each.
+SCROLL_PIXELS_PER_NOTCH = 50
+
+
+class UnknownKey(ValueError):
+    """A key name that maps to no X keysym."""
+
+
+def keysym_for_name(name: str) -> int:
+    """Maps a model key name (``ctrl``, ``Return``, ``a``, ``F5``) to an X keysym."""
+    lowered = name.lower()
+    keysym_name = KEY_ALIASES.get(lowered)
+    if keysym_name is None:
+        if len(name) == 1:
+            return keysym_for_char(name)
+        keysym_name = f"F{int(lowered[1:])}" if lowered.startswith("f") and lowered[1:].isdigit() else name
+    keysym = XK.string_to_keysym(keysym_name)
+    if keysym == X.NoSymbol:
+        keysym = XK.string_to_keysym(keysym_name.capitalize())
+    if keysym == X.NoSymbol:
+        raise UnknownKey(f"Unknown key name {name!r}.")
+    return keysym
+
+
+def keysym_for_char(char: str) -> int:
+    """The keysym that types one character (Latin-1 keysyms equal the code point)."""
+    if char == "\n":
+        return XK.string_to_keysym("Return")
+    if char == "\t":
+        return XK.string_to_keysym("Tab")
+    code = ord(char)
+    if 0x20 <= code <= 0x7E or 0xA0 <= code <= 0xFF:
+        return code
+    return 0x01000000 | code
+
+
+class InputDevice:
+    """Drives the pointer and the keyboard of one display."""
+
+    def __init__(self, xconn: XConnection, *, char_delay_s: float = 0.004) -> None:
+        self._x = xconn
+        self._char_delay_s = char_delay_s
+        self._shift_keycode: int | None = None
+        self._spare_keycode: int | None = None
+
+    def execute(self, action: str, args: Mapping[str, Any]) -> None:
+        """Performs one validated ``computer_use`` action; ``wait``/``terminate``/``answer`` emit nothing."""
+        handler = getattr(self, f"_do_{action}", None)
+        if handler is None:
+            raise ValueError(f"computer_use action {action!r} emits no input")
+        handler(args)
+
+    def cursor_position(self) -> tuple[int, int]:
+        """The pointer position in screen pixels."""
+        with self._x.session() as d:
+            pointer = d.screen().root.query_pointer()
+            return pointer.root_x, pointer.root_y
+
+    # --- actions -------------------------------------------------------------
+    def _do_mouse_move(self, args: Mapping[str, Any]) -> None:
+        self._move(*args["coordinate"])
+
+    def _do_left_click(self, args: Mapping[str, Any]) -> None:
+        keys = [keysym_for_name(k) for k in args.get("keys", ())]
+        with self._x.session() as d:
+            codes = [self._keycode(d, k)[0] for k in keys]
+            for code in codes:
+                xtest.fake_input(d, X.KeyPress, code)
+            self._click(d, args["coordinate"], BUTTONS["left"], 1)
+            for code in reversed(codes):
+                xtest.fake_input(d, X.KeyRelease, code)
+            d.sync()
+
+    def _do_right_click(self, args: Mapping[str, Any]) -> None:
+        with self._x.session() as d:
+            self._click(d, args["coordinate"], BUTTONS["right"], 1)
+
+    def _do_middle_click(self, args: Mapping[str, Any]) -> None:
+        with self._x.session() as d:
+            self._click(d, args["coordinate"], BUTTONS["middle"], 1)
+
+    def _do_double_click(self, args: Mapping[str, Any]) -> None:
+        with self._x.session() as d:
+            self._click(d, args["coordinate"], BUTTONS["left"], 2)
+
+    def _do_triple_click(self, args: Mapping[str, Any]) -> None:
+        with self._x.session() as d:
+            self._click(d, args["coordinate"], BUTTONS["left"], 3)
+
+    def _do_left_click_drag(self, args: Mapping[str, Any]) -> None:
+        start = args.get("start_coordinate") or self.cursor_position()
+        end = args["coordinate"]
+        with self._x.session() as d:
+            xtest.fake_input(d, X.MotionNotify, x=int(start[0]), y=int(start[1]))
+            xtest.fake_input(d, X.ButtonPress, BUTTONS["left"])
+            d.sync()
+            steps = 8  # intermediate motion so toolkits see a drag, not a teleport
+            for i in range(1, steps + 1):
+                x = round(start[0] + (end[0] - start[0]) * i / steps)
+                y = round(start[1] + (end[1] - start[1]) * i / steps)
+                xtest.fake_input(d, X.MotionNotify, x=x, y=y)
+                d.sync()
+                time.sleep(0.005)
+            xtest.fake_input(d, X.ButtonRelease, BUTTONS["left"])
+            d.sync()
+
+    def _do_scroll(self, args: Mapping[str, Any]) -> None:
+        self._scroll(args, up_button=4, down_button=5)
+
+    def _do_hscroll(self, args: Mapping[str, Any]) -> None:
+        # Positive pixels scroll right (button 7), negative left (button 6).
+        self._scroll(args, up_button=7, down_button=6)
+
+    def _do_key(self, args: Mapping[str, Any]) -> None:
+        self.press_keys(args["keys"])
+
+    def _do_type(self, args: Mapping[str, Any]) -> None:
+        self.type_text(args["text"])
+
+    # --- primitives ----------------------------------------------------------
+    def press_keys(self, names: Sequence[str]) -> None:
+        """Presses the keys in order, then releases them in reverse (a chord)."""
+        keysyms = [keysym_for_name(n) for n in names]
+        with self._x.session() as d:
+            pressed = []
+            try:
+                for keysym in keysyms:
+                    code, needs_shift = self._keycode(d, keysym)
+                    if needs_shift and self._shift_keycode:
+                        xtest.fake_input(d, X.KeyPress, self._shift_keycode)
+                        pressed.append(self._shift_keycode)
+                    xtest.fake_input(d, X.KeyPress, code)
+                    pressed.append(code)
+                    d.sync()
+            finally:
+                for code in reversed(pressed):
+                    xtest.fake_input(d, X.KeyRelease, code)
+                d.sync()
+
+    def type_text(self, text: str) -> None:
+        """Types text character by character, shifting where the keymap needs it."""
+        for char in text:
+            keysym = keysym_for_char(char)
+            with self._x.session() as d:
+                code, needs_shift = self._keycode(d, keysym)
+                if needs_shift:
+                    xtest.fake_input(d, X.KeyPress, self._shift_keycode)
+                xtest.fake_input(d, X.KeyPress, code)
+                xtest.fake_input(d, X.KeyRelease, code)
+                if needs_shift:
+                    xtest.fake_input(d, X.KeyRelease, self._shift_keycode)
+                d.sync()
+            # Toolkits drop or reorder keys that arrive faster than they repaint.
+            time.sleep(self._char_delay_s)
+
+    def _move(self, x: int, y: int) -> None:
+        with self._x.session() as d:
+            xtest.fake_input(d, X.MotionNotify, x=int(x), y=int(y))
+            d.sync()
+
+    @staticmethod
+    def _click(d, coordinate: Iterable[int], button: int, count: int) -> None:
+        x, y = coordinate
+        xtest.fake_input(d, X.MotionNotify, x=int(x), y=int(y))
+        for _ in range(count):
+            xtest.fake_input(d, X.ButtonPress, button)
+            xtest.fake_input(d, X.ButtonRelease, button)
+        d.sync()
+
+    def _scroll(self, args: Mapping[str, Any], *, up_button: int, down_button: int) -> None:
+        pixels = int(args["pixels"])
+        notches = max(1, round(abs(pixels) / SCROLL_PIXELS_PER_NOTCH)) if pixels else 0
+        button = up_button if pixels > 0 else down_button
+        with self._x.session() as d:
+            if "coordinate" in args:
+                x, y = args["coordinate"]
+                xtest.fake_input(d, X.MotionNotify, x=int(x), y=int(y))
+            for _ in range(notches):
+                xtest.fake_input(d, X.ButtonPress, button)
+                xtest.fake_input(d, X.ButtonRelease, button)
+            d.sync()
+
+    def _keycode(self, d, keysym: int) -> tuple[int, bool]:
+        """(keycode, needs_shift) for a keysym, binding a spare keycode when the map lacks it."""
+        if self._shift_keycode is None:
+            self._shift_keycode = d.keysym_to_keycode(XK.string_to_keysym("Shift_L"))
+        for code, index in d.keysym_to_keycodes(keysym):
+            if index in (0, 1):
+                return code, index == 1
+        return self._bind_spare(d, keysym), False
+
+    def _bind_spare(self, d, keysym: int) -> int:
+        if self._spare_keycode is None:
+            first = d.display.info.min_keycode
+            count = d.display.info.max_keycode - first + 1
+            mapping = d.get_keyboard_mapping(first, count)
+            empty = [first + i for i, syms in enumerate(mapping) if not any(syms)]
+            if not empty:
+                raise UnknownKey(f"No spare keycode to type keysym {keysym:#x}.")
+            self._spare_keycode = empty[-1]
+        d.change_keyboard_mapping(self._spare_keycode, [(keysym, keysym)])
+        d.sync()
+        time.sleep(0.02)  # clients must see the MappingNotify before the keystroke
+        return self._spare_keycode
