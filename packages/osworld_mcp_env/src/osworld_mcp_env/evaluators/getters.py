@@ -1,0 +1,127 @@
+"""Getters with OSWorld's names: they fetch what a metric compares.
+
+``vm_file`` returns None when the agent's file does not exist (OSWorld: score 0).
+Anything else that stops a getter (a desktop that does not answer, an expected
+file missing from the cache) raises :class:`~osworld_mcp_env.errors.EvaluationError`,
+which reports keep apart from a 0 score.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from osworld_mcp_env.backends.base import Desktop
+from osworld_mcp_env.errors import DesktopError, EvaluationError, SetupStepError
+from osworld_mcp_env.evaluators.registry import register_getter
+from osworld_mcp_env.tasks.context import TaskContext
+
+
+def _multi(config: Mapping[str, Any]) -> tuple[list[str], list[str], list[int]]:
+    multi = bool(config.get("multi", False))
+    paths = config["path"] if multi else [config["path"]]
+    dests = config["dest"] if multi else [config["dest"]]
+    if len(paths) != len(dests):
+        raise EvaluationError(f"'path' and 'dest' must have the same length, got {paths!r} and {dests!r}.")
+    gives = list(config.get("gives", [0])) if multi else [0]
+    return list(paths), list(dests), gives
+
+
+def _work_path(context: TaskContext, dest: str) -> Path:
+    target = (context.work_dir / dest).resolve()
+    if not target.is_relative_to(context.work_dir.resolve()):
+        raise EvaluationError(f"dest {dest!r} escapes the run directory {context.work_dir}.")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    return target
+
+
+@register_getter("vm_file")
+def vm_file(desktop: Desktop, context: TaskContext, config: Mapping[str, Any], /) -> Any:
+    """Copies ``path`` from the desktop to ``<work_dir>/<dest>`` and returns that path.
+
+    Returns None for a file that does not exist. With ``multi``, ``path``/``dest`` are
+    lists and ``gives`` picks which paths to return (a list, or one path when ``gives``
+    has one index).
+    """
+    paths, dests, gives = _multi(config)
+    out: list[str | None] = []
+    for path, dest in zip(paths, dests, strict=True):
+        try:
+            data = desktop.read_file(path)
+        except DesktopError as exc:
+            raise EvaluationError(f"vm_file: cannot read {path!r} from the desktop: {exc}") from exc
+        if data is None:
+            out.append(None)
+            continue
+        target = _work_path(context, dest)
+        target.write_bytes(data)
+        out.append(str(target))
+    picked = [out[i] for i in gives]
+    return picked[0] if len(picked) == 1 else picked
+
+
+@register_getter("cloud_file")
+def cloud_file(desktop: Desktop, context: TaskContext, config: Mapping[str, Any], /) -> Any:
+    """Resolves the url ``path`` from the local file cache, copies it to ``<work_dir>/<dest>``.
+
+    Raises:
+        EvaluationError: The file is not cached (an evaluator that cannot run, not a 0).
+    """
+    paths, dests, gives = _multi(config)
+    out: list[str] = []
+    for url, dest in zip(paths, dests, strict=True):
+        try:
+            local = context.cache.resolve(url, context.task_id, Path(dest).name)
+        except SetupStepError as exc:
+            raise EvaluationError(f"cloud_file: {exc}") from exc
+        target = _work_path(context, dest)
+        if local.resolve() != target:
+            shutil.copyfile(local, target)
+        out.append(str(target))
+    picked = [out[i] for i in gives]
+    return picked[0] if len(picked) == 1 else picked
+
+
+@register_getter("cache_file")
+def cache_file(desktop: Desktop, context: TaskContext, config: Mapping[str, Any], /) -> str:
+    """Returns ``<work_dir>/<path>``, a file an earlier step wrote (``execute``'s ``stdout``).
+
+    Raises:
+        EvaluationError: No such file.
+    """
+    path = context.work_dir / config["path"]
+    if not path.is_file():
+        raise EvaluationError(
+            f"cache_file: {path} does not exist; an execute step with stdout={config['path']!r} "
+            "should have written it."
+        )
+    return str(path)
+
+
+def _run(desktop: Desktop, config: Mapping[str, Any], getter: str):
+    shell = config.get("shell", False)
+    shell = shell.strip().lower() == "true" if isinstance(shell, str) else bool(shell)
+    try:
+        return desktop.execute(config["command"], shell=shell)
+    except DesktopError as exc:
+        raise EvaluationError(f"{getter}: the desktop did not run {config['command']!r}: {exc}") from exc
+
+
+@register_getter("vm_command_line")
+def vm_command_line(desktop: Desktop, context: TaskContext, config: Mapping[str, Any], /) -> str:
+    """Runs ``command`` in the desktop and returns its stdout (whatever its exit code)."""
+    return _run(desktop, config, "vm_command_line").output
+
+
+@register_getter("vm_command_error")
+def vm_command_error(desktop: Desktop, context: TaskContext, config: Mapping[str, Any], /) -> str:
+    """Runs ``command`` in the desktop and returns its stderr."""
+    return _run(desktop, config, "vm_command_error").error
+
+
+@register_getter("rule")
+def rule(desktop: Desktop, context: TaskContext, config: Mapping[str, Any], /) -> Any:
+    """Returns the literal ``rules`` of the config."""
+    return config["rules"]

@@ -1,0 +1,123 @@
+"""The bundled offline suite: three small OSWorld-format tasks whose files are made here.
+
+The task JSONs lie beside this module (``<id>.json``); their scripted solutions in
+``solutions/<id>.json`` (``"oracle"`` scores 1, ``"wrong"`` scores 0). Input and
+gold files are generated in code (openpyxl, python-docx) and written into a local
+cache with :func:`materialize_bundled_files`, so every ``download`` and
+``cloud_file`` of these tasks resolves with nothing downloaded.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Callable, Iterable
+from importlib import resources
+from pathlib import Path
+from typing import Any, Literal
+
+import docx
+import openpyxl
+
+from osworld_mcp_env.errors import TaskNotFound
+from osworld_mcp_env.tasks.cache import FileCache
+
+BUNDLED_TASK_IDS = ("calc-sum-column", "writer-replace-word", "os-create-file")
+BUNDLED_URL = "https://bundled.osworld-mcp-env.invalid"
+
+CALC_NUMBERS = (12, 7, 30, 5, 46)
+WRITER_PARAGRAPHS = (
+    "Quarterly Report",
+    "The pilot project was a failure in the first quarter.",
+    "Revenue grew by 12 percent while costs fell.",
+)
+
+SolutionVariant = Literal["oracle", "wrong"]
+
+
+def _xlsx(rows: Iterable[Iterable[Any]]) -> bytes:
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws.title = "Sheet1"
+    for row in rows:
+        ws.append(list(row))
+    buf = io.BytesIO()
+    wb.save(buf)
+    return buf.getvalue()
+
+
+def _docx(paragraphs: Iterable[str]) -> bytes:
+    doc = docx.Document()
+    for text in paragraphs:
+        doc.add_paragraph(text)
+    buf = io.BytesIO()
+    doc.save(buf)
+    return buf.getvalue()
+
+
+def calc_sum_column_files() -> dict[str, bytes]:
+    """numbers.xlsx (A1:A5) and its gold copy with the sum in B1."""
+    gold = [[CALC_NUMBERS[0], sum(CALC_NUMBERS)], *[[n] for n in CALC_NUMBERS[1:]]]
+    return {
+        f"{BUNDLED_URL}/calc-sum-column/numbers.xlsx": _xlsx([n] for n in CALC_NUMBERS),
+        f"{BUNDLED_URL}/calc-sum-column/numbers_gold.xlsx": _xlsx(gold),
+    }
+
+
+def writer_replace_word_files() -> dict[str, bytes]:
+    """report.docx and its gold copy with "failure" replaced by "success"."""
+    gold = [p.replace("failure", "success") for p in WRITER_PARAGRAPHS]
+    return {
+        f"{BUNDLED_URL}/writer-replace-word/report.docx": _docx(WRITER_PARAGRAPHS),
+        f"{BUNDLED_URL}/writer-replace-word/report_gold.docx": _docx(gold),
+    }
+
+
+GENERATORS: dict[str, Callable[[], dict[str, bytes]]] = {
+    "calc-sum-column": calc_sum_column_files,
+    "writer-replace-word": writer_replace_word_files,
+    "os-create-file": dict,
+}
+
+
+def materialize_bundled_files(
+    cache_root: str | Path, task_ids: Iterable[str] = BUNDLED_TASK_IDS
+) -> list[Path]:
+    """Writes the bundled tasks' files into ``cache_root`` (OSWorld's cache layout).
+
+    Existing files are overwritten, so the cache always matches this code.
+
+    Returns:
+        The paths written.
+    """
+    cache = FileCache((Path(cache_root),))
+    written = []
+    for task_id in task_ids:
+        if task_id not in GENERATORS:
+            raise TaskNotFound(f"No bundled task {task_id!r}. Known: {', '.join(BUNDLED_TASK_IDS)}.")
+        for url, data in GENERATORS[task_id]().items():
+            target = cache.store_path(url, task_id)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            tmp = target.with_suffix(target.suffix + ".tmp")
+            tmp.write_bytes(data)
+            tmp.replace(target)
+            written.append(target)
+    return written
+
+
+def bundled_solution(task_id: str, variant: SolutionVariant = "oracle") -> list[dict[str, Any]]:
+    """The scripted action list of a bundled task: ``"oracle"`` (scores 1) or ``"wrong"`` (scores 0).
+
+    Each item is an action call ``{"name": "computer_use", "arguments": {...}}`` in pixels
+    of a 1920x1080 screen.
+
+    Raises:
+        TaskNotFound: No bundled task or no such variant.
+    """
+    path = resources.files(__name__) / "solutions" / f"{task_id}.json"
+    if not path.is_file():
+        raise TaskNotFound(f"No bundled solution for {task_id!r}. Known: {', '.join(BUNDLED_TASK_IDS)}.")
+    data = json.loads(path.read_text(encoding="utf-8"))
+    if variant not in ("oracle", "wrong"):
+        raise TaskNotFound(f"Unknown solution variant {variant!r}; use 'oracle' or 'wrong'.")
+    return data[variant]

@@ -1,0 +1,112 @@
+"""Local file cache that stands in for the internet in ``download`` and ``cloud_file``.
+
+OSWorld downloads each ``url`` on the host into ``cache/<task_id>/<uuid5(url)>_<basename>``.
+Here nothing is downloaded: :class:`FileCache` looks the url up in one or more
+local directories, accepting these layouts (tried in this order, per root):
+
+1. OSWorld's: ``<root>/<task_id>/<uuid5(NAMESPACE_URL, url)>_<basename>``, where the
+   basename is the destination's (OSWorld names it after the guest path) or the url's.
+2. Per task, by name: ``<root>/<task_id>/<dest or basename>``.
+3. A mirror of the url: ``<root>/<path after /resolve/main/>`` for Hugging Face
+   dataset urls (the layout of ``xlangai/ubuntu_osworld_file_cache``), else
+   ``<root>/<host>/<url path>``.
+4. Flat, url-keyed: ``<root>/<uuid5(url)>_<basename>``.
+5. Flat, by name: ``<root>/<basename>``.
+
+A miss raises with the url, the task and every path tried.
+"""
+
+from __future__ import annotations
+
+import urllib.parse
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from osworld_mcp_env.errors import SetupStepError
+
+
+class CacheMiss(SetupStepError):
+    """A url is not in the local cache; ``tried`` lists every path looked at."""
+
+    def __init__(self, url: str, task_id: str, tried: Sequence[Path]) -> None:
+        listing = "\n".join(f"  - {p}" for p in tried)
+        super().__init__(
+            f"File for url {url!r} (task {task_id!r}) is not in the local cache; nothing is downloaded. "
+            f"Put it at one of these paths:\n{listing}"
+        )
+        self.url = url
+        self.task_id = task_id
+        self.tried = tuple(tried)
+
+
+def url_basename(url: str) -> str:
+    """The last path segment of ``url``, percent-decoded."""
+    return urllib.parse.unquote(PurePosixPath(urllib.parse.urlsplit(url).path).name)
+
+
+def osworld_cache_name(url: str, basename: str) -> str:
+    """OSWorld's cache file name: ``<uuid5(NAMESPACE_URL, url)>_<basename>``."""
+    return f"{uuid.uuid5(uuid.NAMESPACE_URL, url)}_{basename}"
+
+
+def url_mirror_path(url: str) -> PurePosixPath:
+    """The relative path of ``url`` in a mirror layout (see the module docstring, layout 3)."""
+    parts = urllib.parse.urlsplit(url)
+    path = urllib.parse.unquote(parts.path).lstrip("/")
+    marker = "/resolve/main/"
+    if marker in "/" + path:
+        return PurePosixPath(("/" + path).split(marker, 1)[1])
+    return PurePosixPath(parts.netloc) / path
+
+
+@dataclass(frozen=True)
+class FileCache:
+    """Read-only lookup of url contents in local directories.
+
+    Attributes:
+        roots: Cache directories, searched in order.
+    """
+
+    roots: tuple[Path, ...]
+
+    def candidates(self, url: str, task_id: str, dest_name: str | None = None) -> list[Path]:
+        """Every path where ``url`` may lie, in lookup order, without duplicates."""
+        names = [n for n in (dest_name, url_basename(url)) if n]
+        out: list[Path] = []
+        for root in self.roots:
+            for n in names:
+                out.append(root / task_id / osworld_cache_name(url, n))
+            for n in names:
+                out.append(root / task_id / n)
+            out.append(root / url_mirror_path(url))
+            for n in names:
+                out.append(root / osworld_cache_name(url, n))
+            for n in names:
+                out.append(root / n)
+        seen: set[Path] = set()
+        return [p for p in out if not (p in seen or seen.add(p))]
+
+    def resolve(self, url: str, task_id: str, dest_name: str | None = None) -> Path:
+        """Returns the cached file for ``url``.
+
+        Args:
+            url: The url named by the task.
+            task_id: The task that asks for it (OSWorld caches per task).
+            dest_name: The basename of the file's destination, when it differs from the url's.
+
+        Raises:
+            CacheMiss: The file is in none of the candidate paths.
+        """
+        tried = self.candidates(url, task_id, dest_name)
+        for path in tried:
+            if path.is_file():
+                return path
+        raise CacheMiss(url, task_id, tried)
+
+    def store_path(self, url: str, task_id: str) -> Path:
+        """Where :meth:`resolve` finds ``url`` first when it is written there (OSWorld's layout)."""
+        if not self.roots:
+            raise SetupStepError("The file cache has no root directory to write to.")
+        return self.roots[0] / task_id / osworld_cache_name(url, url_basename(url))

@@ -1,0 +1,243 @@
+"""Setup steps with the names and semantics of OSWorld's setup controller.
+
+Every step is ``fn(desktop, context, **parameters) -> None`` registered with
+``@register_setup_step("<type>")``; :func:`run_steps` dispatches by name, so a new
+step type is one decorated function. Differences from OSWorld, on purpose:
+
+* ``download`` reads the file from the local :class:`~osworld_mcp_env.tasks.cache.FileCache`,
+  never from the internet.
+* ``sleep`` is capped by ``TaskRunConfig.max_sleep_s``.
+* A failing step raises :class:`~osworld_mcp_env.errors.SetupStepError` (a task
+  problem); a :class:`~osworld_mcp_env.errors.DesktopError` propagates unchanged with
+  a note naming the step, since the desktop, not the task, failed.
+"""
+
+from __future__ import annotations
+
+import logging
+import shlex
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+from osworld_mcp_env.backends.base import Desktop, ExecResult
+from osworld_mcp_env.errors import DesktopError, SetupStepError
+from osworld_mcp_env.tasks.cache import url_basename
+from osworld_mcp_env.tasks.context import TaskContext
+from osworld_mcp_env.tasks.model import SetupStep
+from osworld_mcp_env.tasks.registry import Registry
+
+logger = logging.getLogger(__name__)
+
+
+class SetupStepFn(Protocol):
+    """The shared signature of every setup step."""
+
+    def __call__(self, desktop: Desktop, context: TaskContext, /, **parameters: Any) -> None:
+        """Runs the step; raises ``SetupStepError`` when the task's step cannot be done."""
+        ...
+
+
+SETUP_STEPS: Registry[SetupStepFn] = Registry("setup step")
+
+
+def register_setup_step(name: str) -> Callable[[SetupStepFn], SetupStepFn]:
+    """Registers a setup step type: ``@register_setup_step("launch")``."""
+    return SETUP_STEPS.decorator(name)
+
+
+def run_steps(steps: Sequence[SetupStep], desktop: Desktop, context: TaskContext, *, phase: str) -> None:
+    """Runs steps in order; stops at the first failure.
+
+    Args:
+        steps: The task's ``config`` or its evaluator's ``postconfig``.
+        desktop: The desktop to act on.
+        context: The run context.
+        phase: ``"setup"`` or ``"postconfig"``, for messages.
+
+    Raises:
+        SetupStepError: A step failed or its parameters are wrong; the message names the step.
+        DesktopError: The desktop failed (with a note naming the step).
+        RegistryError: A step type is unknown (a validated task never has one).
+    """
+    for i, step in enumerate(steps):
+        fn = SETUP_STEPS.get(step.type)
+        where = f"{phase} step {i} ({step.type}) of task {context.task_id!r}"
+        try:
+            fn(desktop, context, **dict(step.parameters))
+        except SetupStepError as exc:
+            raise SetupStepError(f"{where} failed: {exc}") from exc
+        except TypeError as exc:
+            # Wrong or missing parameters in the task JSON reach the step as a TypeError.
+            raise SetupStepError(f"{where}: bad parameters {dict(step.parameters)!r}: {exc}") from exc
+        except DesktopError as exc:
+            exc.add_note(f"while running {where}")
+            raise
+
+
+def _boolish(value: Any) -> bool:
+    if isinstance(value, str):
+        return value.strip().lower() in ("true", "1", "yes")
+    return bool(value)
+
+
+def _command(command: Any, shell: bool) -> list[str] | str:
+    if isinstance(command, str):
+        return command if shell else shlex.split(command)
+    if isinstance(command, list) and all(isinstance(c, str) for c in command):
+        return " ".join(shlex.quote(c) for c in command) if shell else list(command)
+    raise SetupStepError(f"'command' must be a string or a list of strings, got {command!r}.")
+
+
+def fill_placeholders(command: list[str] | str, desktop: Desktop, context: TaskContext) -> list[str] | str:
+    """Replaces OSWorld's ``{CLIENT_PASSWORD}``, ``{SCREEN_WIDTH}`` (…``_HALF``) placeholders."""
+    width, height = desktop.screen_size
+    values = {
+        "{CLIENT_PASSWORD}": context.config.client_password,
+        "{SCREEN_WIDTH_HALF}": str(width // 2),
+        "{SCREEN_HEIGHT_HALF}": str(height // 2),
+        "{SCREEN_WIDTH}": str(width),
+        "{SCREEN_HEIGHT}": str(height),
+    }
+
+    def fill(s: str) -> str:
+        for key, value in values.items():
+            s = s.replace(key, value)
+        return s
+
+    return fill(command) if isinstance(command, str) else [fill(c) for c in command]
+
+
+@register_setup_step("launch")
+def launch(desktop: Desktop, context: TaskContext, /, command: Any, shell: Any = False) -> None:
+    """Starts a command without waiting for it (``/setup/launch``)."""
+    sh = _boolish(shell)
+    desktop.launch(_command(command, sh), shell=sh)
+
+
+@register_setup_step("open")
+def open_file(desktop: Desktop, context: TaskContext, /, path: str) -> None:
+    """Opens a file with its default app and waits for the window (``/setup/open_file``)."""
+    desktop.open_file(path, timeout=context.config.open_timeout_s)
+
+
+def _until_met(result: ExecResult, until: Mapping[str, Any] | None) -> bool:
+    if not until:
+        return True
+    return (
+        ("returncode" in until and result.returncode == until["returncode"])
+        or ("stdout" in until and str(until["stdout"]) in result.output)
+        or ("stderr" in until and str(until["stderr"]) in result.error)
+    )
+
+
+@register_setup_step("execute")
+def execute(
+    desktop: Desktop,
+    context: TaskContext,
+    /,
+    command: Any,
+    shell: Any = False,
+    stdout: str = "",
+    stderr: str = "",
+    until: Mapping[str, Any] | None = None,
+) -> None:
+    """Runs a command to completion (``/setup/execute``), repeating it until ``until`` holds.
+
+    A non-zero exit is not an error, as in OSWorld; ``stdout``/``stderr`` name files in
+    the run's ``work_dir`` that receive the output (read later by the ``cache_file`` getter).
+    When ``until`` is still unmet after ``until_attempts`` runs, a warning is logged and setup
+    goes on (OSWorld's behaviour).
+    """
+    sh = _boolish(shell)
+    cmd = fill_placeholders(_command(command, sh), desktop, context)
+    attempts = context.config.until_attempts if until else 1
+    for attempt in range(attempts):
+        result = desktop.execute(cmd, shell=sh)
+        for name, text in ((stdout, result.output), (stderr, result.error)):
+            if name:
+                target = context.work_dir / name
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_text(text)
+        if _until_met(result, until):
+            return
+        if attempt + 1 < attempts:
+            context.sleep(context.config.until_interval_s)
+    logger.warning("task %s: `until` %r not met after %d runs of %r", context.task_id, until, attempts, cmd)
+
+
+register_setup_step("command")(execute)
+
+
+@register_setup_step("sleep")
+def sleep(desktop: Desktop, context: TaskContext, /, seconds: float) -> None:
+    """Waits ``seconds``, capped at ``TaskRunConfig.max_sleep_s``."""
+    if not isinstance(seconds, int | float) or seconds < 0:
+        raise SetupStepError(f"'seconds' must be a number >= 0, got {seconds!r}.")
+    context.sleep(min(float(seconds), context.config.max_sleep_s))
+
+
+@register_setup_step("activate_window")
+def activate_window(
+    desktop: Desktop, context: TaskContext, /, window_name: str, strict: Any = False, by_class: Any = False
+) -> None:
+    """Raises and focuses a window by title or class (``/setup/activate_window``)."""
+    desktop.activate_window(window_name, strict=_boolish(strict), by_class=_boolish(by_class))
+
+
+@register_setup_step("close_window")
+def close_window(
+    desktop: Desktop, context: TaskContext, /, window_name: str, strict: Any = False, by_class: Any = False
+) -> None:
+    """Closes a window by title or class (``/setup/close_window``)."""
+    desktop.close_window(window_name, strict=_boolish(strict), by_class=_boolish(by_class))
+
+
+def _files(files: Any, keys: tuple[str, str]) -> list[Mapping[str, str]]:
+    if not isinstance(files, list) or not all(
+        isinstance(f, Mapping) and all(isinstance(f.get(k), str) for k in keys) for f in files
+    ):
+        raise SetupStepError(f"'files' must be a list of objects with string {keys}, got {files!r}.")
+    return files
+
+
+@register_setup_step("download")
+def download(desktop: Desktop, context: TaskContext, /, files: Any) -> None:
+    """Copies each ``{url, path}`` from the local file cache into the desktop at ``path``."""
+    for f in _files(files, ("url", "path")):
+        dest_name = Path(f["path"]).name
+        local = context.cache.resolve(f["url"], context.task_id, dest_name)
+        desktop.upload_file(f["path"], local.read_bytes())
+
+
+@register_setup_step("upload_file")
+def upload_file(desktop: Desktop, context: TaskContext, /, files: Any) -> None:
+    """Uploads host files ``{local_path, path}`` into the desktop.
+
+    A relative ``local_path`` is looked up beside the task file, then in each cache root.
+    """
+    for f in _files(files, ("local_path", "path")):
+        local = Path(f["local_path"])
+        tried = [local] if local.is_absolute() else []
+        if not local.is_absolute():
+            if context.task_dir is not None:
+                tried.append(context.task_dir / local)
+            tried += [root / context.task_id / local for root in context.config.cache_roots]
+            tried += [root / local for root in context.config.cache_roots]
+        found = next((p for p in tried if p.is_file()), None)
+        if found is None:
+            listing = "\n".join(f"  - {p}" for p in tried) or "  (no cache roots and no task dir)"
+            raise SetupStepError(
+                f"upload_file: {f['local_path']!r} (task {context.task_id!r}) not found; tried:\n{listing}"
+            )
+        desktop.upload_file(f["path"], found.read_bytes())
+
+
+__all__ = [
+    "SETUP_STEPS",
+    "SetupStepFn",
+    "fill_placeholders",
+    "register_setup_step",
+    "run_steps",
+    "url_basename",
+]
