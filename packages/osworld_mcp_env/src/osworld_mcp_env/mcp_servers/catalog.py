@@ -1,0 +1,104 @@
+"""Schema compatibility with OSWorld-MCP: tool names, descriptions, parameter schemas.
+
+The JSON files under ``osworld_schemas/`` are OSWorld-MCP's ``tools/apis/*.json``
+(OpenAI function format, ``"<Class>.<method>"`` names). Models and prompts written
+for OSWorld-MCP see the same descriptions and parameter schemas here; the tool
+name becomes ``"<namespace>.<method>"``, with OSWorld-MCP's secondary namespaces
+folded in (``libreoffice_calc2`` into ``libreoffice_calc``, ``code2`` into
+``code``, ``libreoffice_impress2`` into ``libreoffice_impress``).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from typing import Any
+
+NAMESPACES: tuple[str, ...] = (
+    "libreoffice_calc",
+    "libreoffice_writer",
+    "libreoffice_impress",
+    "os",
+    "code",
+    "vlc",
+    "google_chrome",
+)
+"""Every namespace this package serves, in a stable order."""
+
+# OSWorld-MCP schema file stem -> our namespace.
+_FILE_NAMESPACE: dict[str, str] = {
+    "libreoffice_calc": "libreoffice_calc",
+    "libreoffice_calc2": "libreoffice_calc",
+    "libreoffice_writer": "libreoffice_writer",
+    "libreoffice_impress": "libreoffice_impress",
+    "libreoffice_impress2": "libreoffice_impress",
+    "os": "os",
+    "code": "code",
+    "code2": "code",
+    "vlc": "vlc",
+    "google_chrome": "google_chrome",
+}
+
+
+@dataclass(frozen=True)
+class ToolSchema:
+    """One tool as OSWorld-MCP describes it.
+
+    Attributes:
+        namespace: Our namespace (``libreoffice_calc``).
+        method: The method name (``set_cell_value``).
+        description: The description text, verbatim.
+        parameters: The JSON schema of the arguments, verbatim.
+        source: OSWorld-MCP's own name (``CalcTools.set_cell_value``) and file.
+    """
+
+    namespace: str
+    method: str
+    description: str
+    parameters: dict[str, Any]
+    source: str
+
+    @property
+    def name(self) -> str:
+        """The tool name served here: ``<namespace>.<method>``."""
+        return f"{self.namespace}.{self.method}"
+
+
+@cache
+def load_catalogue() -> dict[str, dict[str, ToolSchema]]:
+    """Returns ``{namespace: {method: ToolSchema}}`` for all 132 OSWorld-MCP tools."""
+    out: dict[str, dict[str, ToolSchema]] = {ns: {} for ns in NAMESPACES}
+    folder = resources.files(__package__).joinpath("osworld_schemas")
+    for stem, namespace in _FILE_NAMESPACE.items():
+        entries = json.loads(folder.joinpath(f"{stem}.json").read_text(encoding="utf-8"))
+        for entry in entries:
+            fn = entry["function"]
+            method = fn["name"].split(".", 1)[1]
+            if method in out[namespace]:
+                raise ValueError(f"Duplicate tool {namespace}.{method} in {stem}.json")
+            out[namespace][method] = ToolSchema(
+                namespace=namespace,
+                method=method,
+                description=fn["description"],
+                parameters=fn["parameters"],
+                source=f"{fn['name']} ({stem}.json)",
+            )
+    return out
+
+
+def schema_for(namespace: str, method: str) -> ToolSchema:
+    """Returns the OSWorld-MCP schema of one tool.
+
+    Raises:
+        KeyError: With the known names, if the namespace or method is not in the catalogue.
+    """
+    catalogue = load_catalogue()
+    if namespace not in catalogue:
+        raise KeyError(f"Unknown namespace {namespace!r}; known: {', '.join(NAMESPACES)}")
+    if method not in catalogue[namespace]:
+        raise KeyError(
+            f"{namespace}.{method} is not an OSWorld-MCP tool; known: {sorted(catalogue[namespace])}"
+        )
+    return catalogue[namespace][method]

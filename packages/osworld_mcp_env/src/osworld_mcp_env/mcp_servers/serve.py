@@ -1,0 +1,103 @@
+"""Build one namespace's server, or serve all of them from one process on a Unix socket."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import AsyncIterator, Mapping
+from contextlib import AsyncExitStack, asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+from mcp.server.mcpserver import MCPServer
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Mount, Route
+
+from osworld_mcp_env.mcp_servers.catalog import NAMESPACES
+from osworld_mcp_env.mcp_servers.config import ServerConfig
+from osworld_mcp_env.mcp_servers.registry import ToolRegistry
+
+# namespace -> (module, registry attribute); imported on demand so one namespace's
+# missing optional piece never stops the others.
+_MODULES: dict[str, tuple[str, str]] = {
+    "libreoffice_calc": ("osworld_mcp_env.mcp_servers.calc", "calc"),
+    "libreoffice_writer": ("osworld_mcp_env.mcp_servers.writer", "writer"),
+    "libreoffice_impress": ("osworld_mcp_env.mcp_servers.impress", "impress"),
+    "os": ("osworld_mcp_env.mcp_servers.os_tools", "os_tools"),
+    "code": ("osworld_mcp_env.mcp_servers.code", "code"),
+    "vlc": ("osworld_mcp_env.mcp_servers.vlc", "vlc"),
+    "google_chrome": ("osworld_mcp_env.mcp_servers.chrome", "chrome"),
+}
+
+
+def registry_for(namespace: str) -> ToolRegistry[Any]:
+    """Returns the tool registry of a namespace.
+
+    Raises:
+        KeyError: With the known namespaces, if ``namespace`` is unknown.
+    """
+    if namespace not in _MODULES:
+        raise KeyError(f"Unknown namespace {namespace!r}; known: {', '.join(NAMESPACES)}")
+    module, attr = _MODULES[namespace]
+    return getattr(importlib.import_module(module), attr)
+
+
+def build_server(namespace: str, config: ServerConfig | None = None) -> MCPServer[Any]:
+    """Returns the ``MCPServer`` of one namespace (tools named ``<namespace>.<method>``)."""
+    return registry_for(namespace).build(config or ServerConfig())
+
+
+def build_all_app(
+    config: ServerConfig | None = None,
+    *,
+    namespaces: tuple[str, ...] = NAMESPACES,
+    extra_servers: Mapping[str, MCPServer[Any]] | None = None,
+) -> Starlette:
+    """Returns one ASGI app serving each namespace at ``/<namespace>/mcp``, plus ``GET /health``.
+
+    Args:
+        config: Where the apps are; defaults to :class:`ServerConfig()`.
+        namespaces: Which namespaces to serve.
+        extra_servers: More servers to mount by path prefix (tests mount a fault-injection one).
+    """
+    config = config or ServerConfig()
+    servers: dict[str, MCPServer[Any]] = {ns: build_server(ns, config) for ns in namespaces}
+    servers.update(extra_servers or {})
+    apps = {ns: server.streamable_http_app() for ns, server in servers.items()}
+
+    @asynccontextmanager
+    async def lifespan(_app: Starlette) -> AsyncIterator[None]:
+        # Mount does not run a sub-app's lifespan; each server's session manager must run.
+        async with AsyncExitStack() as stack:
+            for server in servers.values():
+                await stack.enter_async_context(server.session_manager.run())
+            yield
+
+    async def health(_request: Request) -> JSONResponse:
+        return JSONResponse({"namespaces": sorted(servers)})
+
+    routes: list[Any] = [Route("/health", health)]
+    routes += [Mount(f"/{ns}", app=app) for ns, app in apps.items()]
+    return Starlette(routes=routes, lifespan=lifespan)
+
+
+def serve_all(
+    socket_path: str | Path,
+    config: ServerConfig | None = None,
+    *,
+    namespaces: tuple[str, ...] = NAMESPACES,
+    extra_servers: Mapping[str, MCPServer[Any]] | None = None,
+) -> None:
+    """Serves every namespace from this process on a Unix socket until interrupted.
+
+    The host connects with the SDK's streamable-HTTP client over that socket, at
+    ``http://127.0.0.1:8000/<namespace>/mcp`` (the host part must be a loopback
+    address with a port for the SDK's DNS-rebinding check; the port is ignored).
+    """
+    import uvicorn  # noqa: PLC0415
+
+    path = Path(socket_path)
+    path.unlink(missing_ok=True)
+    app = build_all_app(config, namespaces=namespaces, extra_servers=extra_servers)
+    uvicorn.run(app, uds=str(path), log_level="warning", timeout_graceful_shutdown=2)

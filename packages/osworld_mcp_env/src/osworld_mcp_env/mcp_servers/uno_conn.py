@@ -1,0 +1,200 @@
+"""A UNO connection to the desktop's running LibreOffice, owned by a server lifespan.
+
+``import uno`` works only in Debian's CPython 3.11 (or a venv built on it with
+system site packages), so it is imported lazily: the package imports anywhere,
+and a tool called without LibreOffice gets a clear error instead.
+
+The connection is made on first use and remade after LibreOffice restarts (a
+``DisposedException`` resets it), so a server can start before the office does.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+from mcp.server.mcpserver.exceptions import ToolError
+
+from osworld_mcp_env.mcp_servers.config import ServerConfig
+
+CALC = "com.sun.star.sheet.SpreadsheetDocument"
+WRITER = "com.sun.star.text.TextDocument"
+IMPRESS = "com.sun.star.presentation.PresentationDocument"
+
+_KIND_NAMES = {CALC: "Calc spreadsheet", WRITER: "Writer document", IMPRESS: "Impress presentation"}
+
+
+def _uno() -> Any:
+    try:
+        import uno  # noqa: PLC0415  (Debian's python3-uno; see module docstring)
+    except ImportError as exc:  # pragma: no cover - depends on the interpreter
+        raise ToolError(
+            "python3-uno is not importable in this interpreter; run the server with Debian's python3.11 "
+            "(or a venv made with --system-site-packages on it)"
+        ) from exc
+    return uno
+
+
+class UnoSession:
+    """A lazily made, self-healing UNO connection.
+
+    Args:
+        url: The UNO URL (``uno:pipe,name=...;urp;StarOffice.ComponentContext``).
+        timeout_s: How long ``desktop()`` retries a refused connection.
+    """
+
+    def __init__(self, url: str, timeout_s: float = 5.0) -> None:
+        self.url = url
+        self.timeout_s = timeout_s
+        self._lock = threading.Lock()
+        self._ctx: Any = None
+        self._desktop: Any = None
+
+    def desktop(self) -> Any:
+        """Returns ``com.sun.star.frame.Desktop`` of the running office, connecting if needed."""
+        with self._lock:
+            if self._desktop is None:
+                self._connect()
+            return self._desktop
+
+    @property
+    def context(self) -> Any:
+        """The remote component context (after :meth:`desktop`)."""
+        self.desktop()
+        return self._ctx
+
+    def service(self, name: str) -> Any:
+        """Creates a service by name in the remote office."""
+        return self.context.ServiceManager.createInstanceWithContext(name, self._ctx)
+
+    def _connect(self) -> None:
+        uno = _uno()
+        local = uno.getComponentContext()
+        resolver = local.ServiceManager.createInstanceWithContext("com.sun.star.bridge.UnoUrlResolver", local)
+        deadline = time.monotonic() + self.timeout_s
+        while True:
+            try:
+                ctx = resolver.resolve(self.url)
+                break
+            except Exception as exc:  # NoConnectException is a uno.Exception subclass
+                if not type(exc).__name__.endswith("NoConnectException") or time.monotonic() > deadline:
+                    raise ToolError(
+                        f"LibreOffice is not reachable at {self.url} ({type(exc).__name__}); "
+                        "is an office running with the matching --accept string?"
+                    ) from exc
+                time.sleep(0.05)
+        self._ctx = ctx
+        self._desktop = ctx.ServiceManager.createInstanceWithContext("com.sun.star.frame.Desktop", ctx)
+
+    def reset(self) -> None:
+        """Drops the connection; the next call reconnects."""
+        with self._lock:
+            self._ctx = None
+            self._desktop = None
+
+    def on_error(self, exc: BaseException) -> None:
+        """Resets the connection when ``exc`` says the bridge or office is gone."""
+        if type(exc).__name__.rsplit(".", 1)[-1] in {"DisposedException", "RuntimeException"}:
+            self.reset()
+
+    def document(self, kind: str) -> Any:
+        """Returns the open document of ``kind`` (``CALC``, ``WRITER``, ``IMPRESS``).
+
+        The current (last active) component wins; otherwise the first open one of that kind.
+
+        Raises:
+            ToolError: If no such document is open.
+        """
+        desktop = self.desktop()
+        current = desktop.getCurrentComponent()
+        if current is not None and current.supportsService(kind):
+            return current
+        components = desktop.getComponents().createEnumeration()
+        while components.hasMoreElements():
+            comp = components.nextElement()
+            if comp.supportsService(kind):
+                return comp
+        raise ToolError(f"No {_KIND_NAMES.get(kind, kind)} is open in LibreOffice; open one first")
+
+    def close(self) -> None:
+        """Forgets the connection (the office keeps running)."""
+        self.reset()
+
+
+class OfficeApp:
+    """The app context of the LibreOffice namespaces: a UNO session and the config."""
+
+    def __init__(self, config: ServerConfig, kind: str) -> None:
+        self.config = config
+        self.kind = kind
+        self.uno = UnoSession(config.uno_url, config.uno_timeout_s)
+
+    def doc(self) -> Any:
+        """Returns the document of this app's kind."""
+        return self.uno.document(self.kind)
+
+    def on_error(self, exc: BaseException) -> None:
+        """Called by the registry when a tool raised: heals a dead connection."""
+        self.uno.on_error(exc)
+
+    def props(self, **values: Any) -> tuple[Any, ...]:
+        """Returns a tuple of ``PropertyValue`` from keyword arguments."""
+        uno = _uno()
+        out = []
+        for name, value in values.items():
+            pv = uno.createUnoStruct("com.sun.star.beans.PropertyValue")
+            pv.Name = name
+            pv.Value = value
+            out.append(pv)
+        return tuple(out)
+
+    def dispatch(self, command: str, **args: Any) -> None:
+        """Runs a ``.uno:`` dispatch command on the document's frame."""
+        frame = self.doc().getCurrentController().getFrame()
+        helper = self.uno.service("com.sun.star.frame.DispatchHelper")
+        helper.executeDispatch(frame, command, "", 0, self.props(**args))
+
+
+def office_lifespan(kind: str) -> Any:
+    """Returns a lifespan factory that yields an :class:`OfficeApp` for ``kind``."""
+
+    @asynccontextmanager
+    async def lifespan(config: ServerConfig) -> AsyncIterator[OfficeApp]:
+        app = OfficeApp(config, kind)
+        try:
+            yield app
+        finally:
+            app.uno.close()
+
+    return lifespan
+
+
+def to_url(path: str | os.PathLike[str]) -> str:
+    """Returns the ``file://`` URL of a local path."""
+    return _uno().systemPathToFileUrl(str(Path(path).expanduser().resolve()))
+
+
+def from_url(url: str) -> Path:
+    """Returns the local path of a ``file://`` URL."""
+    return Path(_uno().fileUrlToSystemPath(url))
+
+
+def store_effect_bytes(path: Path, before: tuple[float, int] | None) -> tuple[int, bool]:
+    """Returns ``(size, rewritten)`` for a file written by a store call."""
+    st = path.stat()
+    rewritten = before is None or (st.st_mtime_ns, st.st_size) != before
+    return st.st_size, rewritten
+
+
+def stat_or_none(path: Path) -> tuple[float, int] | None:
+    """Returns ``(mtime_ns, size)`` or None when the file does not exist."""
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        return None
+    return (st.st_mtime_ns, st.st_size)
