@@ -27,7 +27,7 @@ from hybrid_agent.parse import extract_action_line, split_think
 from hybrid_agent.prompt import PromptConfig, current_turn_text, render_tool_result, system_prompt
 from hybrid_agent.retention import FrameForm, RetentionConfig, RetentionPlan, RetentionRecord, plan_retention
 from hybrid_agent.toolset import ToolSpec
-from hybrid_agent.trajectory import Frame, Observation, Step, ToolCall
+from hybrid_agent.trajectory import Call, Frame, Observation, Step
 
 
 @dataclass(frozen=True)
@@ -67,7 +67,7 @@ class Context:
     history: tuple[str, ...]
 
 
-def call_summary(call: ToolCall) -> str:
+def call_summary(call: Call) -> str:
     """A one-line summary synthesised from a call, for outputs that had no ``Action:`` line."""
     arguments = dict(call.arguments)
     if call.is_gui:
@@ -87,7 +87,7 @@ def action_summary(step: Step) -> str:
 def render_assistant(step: Step, keep_think: bool) -> str:
     """The assistant turn of a past step: [think], the ``Action:`` line and the executed call.
 
-    The call is re-serialised from the executed :class:`ToolCall` rather than copied from the
+    The call is re-serialised from the executed :class:`Call` rather than copied from the
     raw text, so repaired outputs appear in their repaired, canonical form.
     """
     think, _ = split_think(step.response)
@@ -154,9 +154,8 @@ def build_context(
         record = final[index]
         if record.form == FrameForm.OUT_OF_WINDOW:
             continue
-        messages.append(
-            {"role": "user", "content": _user_turn(past.tool_result, _frame_part(past.frame, record, factor), config)}
-        )
+        frame_part = _frame_part(past.frame, record, factor)
+        messages.append({"role": "user", "content": _user_turn(past.tool_result, frame_part, config)})
         messages.append({"role": "assistant", "content": render_assistant(past, config.keep_think)})
     history = tuple(action_summary(past) for past in steps)
     content = _user_turn(current.tool_result, _frame_part(current.frame, final[step], factor), config)

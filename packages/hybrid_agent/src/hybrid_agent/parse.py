@@ -10,8 +10,9 @@ made, and each is reported in :attr:`ParsedAction.repairs`:
 * ``qualified_name`` - a bare MCP name matching exactly one shown tool.
 
 Everything else is a :class:`ParseError` with a distinct ``code``. A
-``computer_use`` call is validated against the schema in :mod:`hybrid_agent.prompt`,
-so an unknown GUI action is an error, never an MCP call.
+``computer_use`` call is validated against ``osworld_mcp_env.actions`` (the table
+the prompt's schema comes from), so an unknown GUI action is an error, never an
+MCP call.
 """
 
 from __future__ import annotations
@@ -23,11 +24,11 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from osworld_mcp_env.actions import COMPUTER_USE_ACTIONS, parse_action
 from osworld_mcp_env.errors import ActionError
 
-from hybrid_agent.prompt import COMPUTER_USE_ACTIONS, COMPUTER_USE_ARGUMENTS
 from hybrid_agent.toolset import ToolSpec
-from hybrid_agent.trajectory import GUI_TOOL_NAME, ToolCall
+from hybrid_agent.trajectory import GUI_TOOL_NAME, Call
 
 _OPEN, _CLOSE = "<tool_call>", "</tool_call>"
 _ACTION_LINE = re.compile(r"^[ \t]*Action:[ \t]*(.+?)[ \t]*$", re.MULTILINE)
@@ -82,7 +83,7 @@ class ParsedAction:
         repairs: Names of the repairs made (empty when the output was clean).
     """
 
-    call: ToolCall
+    call: Call
     action_line: str | None
     think: str | None
     repairs: tuple[str, ...] = ()
@@ -158,19 +159,9 @@ def _check_object(obj: Any) -> dict[str, Any] | ParseError:
     return obj
 
 
-def _type_ok(value: Any, schema: Mapping[str, Any]) -> bool:
-    kind = schema.get("type")
-    if kind == "string":
-        return isinstance(value, str) and ("enum" not in schema or value in schema["enum"])
-    if kind == "number":
-        return isinstance(value, int | float) and not isinstance(value, bool)
-    if kind == "array":
-        if not isinstance(value, list):
-            return False
-        if not schema.get("minItems", 0) <= len(value) <= schema.get("maxItems", len(value)):
-            return False
-        return all(_type_ok(item, schema.get("items", {})) for item in value)
-    return True
+# Model-space bounds for the env's validator: coordinates are checked for shape here;
+# mapping onto the real screen (and clamping) is hybrid_agent.coords' job.
+_MODEL_SPACE = (2**31, 2**31)
 
 
 def _validate_gui(arguments: Mapping[str, Any]) -> ParseError | None:
@@ -187,13 +178,12 @@ def _validate_gui(arguments: Mapping[str, Any]) -> ParseError | None:
         return ParseError(
             ParseErrorCode.MISSING_ARGUMENTS, f"computer_use action {action!r} needs: {', '.join(missing)}."
         )
-    for name, value in arguments.items():
-        schema = COMPUTER_USE_ARGUMENTS.get(name)
-        if schema is not None and not _type_ok(value, schema):
-            return ParseError(
-                ParseErrorCode.INVALID_ARGUMENTS,
-                f"Argument {name!r}={value!r} does not match {json.dumps(dict(schema))}.",
-            )
+    checked = parse_action({"name": GUI_TOOL_NAME, "arguments": dict(arguments)}, screen_size=_MODEL_SPACE)
+    if isinstance(checked, ActionError):
+        message = checked.message
+        if checked.code == "out_of_screen":
+            message = f"computer_use action {action!r}: coordinates must be non-negative numbers."
+        return ParseError(ParseErrorCode.INVALID_ARGUMENTS, message)
     return None
 
 
@@ -272,7 +262,8 @@ def _to_action(
     elif name in COMPUTER_USE_ACTIONS:
         return ParseError(
             ParseErrorCode.GUI_ACTION_AS_TOOL,
-            f'{name!r} is a GUI action: call {{"name": "computer_use", "arguments": {{"action": "{name}", ...}}}}.',
+            f'{name!r} is a GUI action: call {{"name": "computer_use", '
+            f'"arguments": {{"action": "{name}", ...}}}}.',
             think,
         )
     elif tools is not None:
@@ -282,4 +273,4 @@ def _to_action(
         name = resolved
     # Dedupe while keeping order: 'trailing_text' can be noted both inside and after the tag.
     unique = tuple(dict.fromkeys(repairs))
-    return ParsedAction(ToolCall(name, arguments), extract_action_line(rest), think, unique)
+    return ParsedAction(Call(name, arguments), extract_action_line(rest), think, unique)

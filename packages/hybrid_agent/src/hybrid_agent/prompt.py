@@ -1,89 +1,61 @@
 """The text the model sees: system prompt, ``<tools>`` block, tool results, current turn.
 
-This module is also the single source of the GUI action schema: the
-``computer_use`` function shown to the model is built from
-:data:`COMPUTER_USE_ACTIONS` and :data:`COMPUTER_USE_ARGUMENTS`, and the parser
-validates against the same two tables, so the prompt and the validator cannot
-drift apart. (To be unified with ``osworld_mcp_env.actions`` once that exists.)
+The ``computer_use`` function shown to the model is derived from the env's
+single description of the GUI vocabulary,
+:data:`osworld_mcp_env.actions.COMPUTER_USE_ACTIONS`; the parser validates against
+the same table, so prompt, parser and executor cannot drift apart.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from types import MappingProxyType
+from dataclasses import dataclass
 from typing import Any
+
+from osworld_mcp_env.actions import COMPUTER_USE_ACTIONS, TERMINATE_STATUSES
 
 from hybrid_agent.errors import ConfigError
 from hybrid_agent.toolset import ToolSpec
 from hybrid_agent.trajectory import GUI_TOOL_NAME
 
+# JSON schema of each argument kind of osworld_mcp_env.actions.ArgKind.
+_KIND_SCHEMAS: Mapping[str, Mapping[str, Any]] = {
+    "coordinate": {"type": "array", "items": {"type": "number"}, "minItems": 2, "maxItems": 2},
+    "int": {"type": "integer"},
+    "number": {"type": "number"},
+    "text": {"type": "string"},
+    "keys": {"type": "array", "items": {"type": "string"}, "minItems": 1},
+    "status": {"type": "string", "enum": list(TERMINATE_STATUSES)},
+}
 
-@dataclass(frozen=True)
-class ActionSpec:
-    """One ``computer_use`` action: what it does and which arguments it needs."""
+_ARGUMENT_HINTS: Mapping[str, str] = {
+    "coordinate": "[x, y] on the screen, in the resolution stated above.",
+    "start_coordinate": "[x, y] where a drag starts (default: the pointer).",
+    "keys": 'Key names pressed together, e.g. ["ctrl", "s"].',
+    "text": "Text to type, or the final answer.",
+    "pixels": "Scroll amount.",
+    "time": "Seconds to wait.",
+    "status": "Outcome of the task.",
+}
 
-    description: str
-    required: tuple[str, ...] = ()
 
-
-# Qwen3-VL's 14 actions. Pointer actions require a coordinate here (Qwen's reference
-# code lets clicks fall back to the cursor position): the env acts on explicit pixels.
-COMPUTER_USE_ACTIONS: Mapping[str, ActionSpec] = MappingProxyType(
-    {
-        "key": ActionSpec("Press the keys in `keys` together (a chord), then release them.", ("keys",)),
-        "type": ActionSpec("Type the string in `text`.", ("text",)),
-        "mouse_move": ActionSpec("Move the pointer to `coordinate`.", ("coordinate",)),
-        "left_click": ActionSpec("Left-click at `coordinate`.", ("coordinate",)),
-        "right_click": ActionSpec("Right-click at `coordinate`.", ("coordinate",)),
-        "middle_click": ActionSpec("Middle-click at `coordinate`.", ("coordinate",)),
-        "double_click": ActionSpec("Double-click at `coordinate`.", ("coordinate",)),
-        "triple_click": ActionSpec("Triple-click at `coordinate` (selects a line).", ("coordinate",)),
-        "left_click_drag": ActionSpec(
-            "Press the left button at the pointer and drag it to `coordinate`.", ("coordinate",)
-        ),
-        "scroll": ActionSpec(
-            "Scroll vertically by `pixels` (positive: up), at `coordinate` if given.", ("pixels",)
-        ),
-        "hscroll": ActionSpec(
-            "Scroll horizontally by `pixels` (positive: right), at `coordinate` if given.", ("pixels",)
-        ),
-        "wait": ActionSpec("Wait `time` seconds for the screen to change.", ("time",)),
-        "terminate": ActionSpec("End the task and report `status`.", ("status",)),
-        "answer": ActionSpec("Give the final answer in `text`.", ("text",)),
-    }
-)
-
-# JSON-schema of every argument; the parser checks types against these.
-COMPUTER_USE_ARGUMENTS: Mapping[str, Mapping[str, Any]] = MappingProxyType(
-    {
-        "keys": {
-            "type": "array",
-            "items": {"type": "string"},
-            "minItems": 1,
-            "description": 'Key names, e.g. ["ctrl", "s"]. Required by `key`.',
-        },
-        "text": {
-            "type": "string",
-            "description": "Text to type or the answer. Required by `type` and `answer`.",
-        },
-        "coordinate": {
-            "type": "array",
-            "items": {"type": "number"},
-            "minItems": 2,
-            "maxItems": 2,
-            "description": "[x, y] on the screen, in the resolution stated above.",
-        },
-        "pixels": {"type": "number", "description": "Scroll amount. Required by `scroll` and `hscroll`."},
-        "time": {"type": "number", "description": "Seconds to wait. Required by `wait`."},
-        "status": {
-            "type": "string",
-            "enum": ["success", "failure"],
-            "description": "Outcome of the task. Required by `terminate`.",
-        },
-    }
-)
+def _argument_schemas() -> dict[str, dict[str, Any]]:
+    """One schema per argument name, with the actions that require / accept it."""
+    kinds: dict[str, str] = {}
+    required_by: dict[str, list[str]] = {}
+    for action, spec in COMPUTER_USE_ACTIONS.items():
+        for arg, kind in [*spec.required.items(), *spec.optional.items()]:
+            kinds.setdefault(arg, kind)
+        for arg in spec.required:
+            required_by.setdefault(arg, []).append(action)
+    schemas = {}
+    for arg, kind in kinds.items():
+        users = required_by.get(arg)
+        needed = "Required by " + ", ".join(f"`{a}`" for a in users) + "." if users else "Optional."
+        hint = _ARGUMENT_HINTS.get(arg, "")
+        schemas[arg] = {**_KIND_SCHEMAS[kind], "description": f"{hint} {needed}".strip()}
+    return schemas
 
 
 def computer_use_function(resolution: tuple[int, int]) -> dict[str, Any]:
@@ -107,7 +79,7 @@ def computer_use_function(resolution: tuple[int, int]) -> dict[str, Any]:
             "description": "The action to perform:\n" + action_lines,
         }
     }
-    properties.update({name: dict(schema) for name, schema in COMPUTER_USE_ARGUMENTS.items()})
+    properties.update(_argument_schemas())
     return {
         "type": "function",
         "function": {

@@ -21,8 +21,12 @@ GUI_TOOL_NAME = "computer_use"
 
 
 @dataclass(frozen=True)
-class ToolCall:
+class Call:
     """One call as the model emits it: ``{"name": ..., "arguments": {...}}``.
+
+    Model space: GUI coordinates are still on the model's grid (see ``coords``). The
+    env's typed forms (``osworld_mcp_env.actions.GuiAction`` / ``ToolCall``) are made
+    from it after coordinate mapping.
 
     Attributes:
         name: ``computer_use`` for GUI actions, ``<namespace>.<tool>`` for MCP tools.
@@ -112,7 +116,7 @@ class Step:
     frame: Frame
     tool_result: str
     response: str
-    call: ToolCall
+    call: Call
     evidence: Evidence | None = None
 
     @property

@@ -1,0 +1,187 @@
+"""Which MCP tools are shown at a step: keyed to the active app, ranked by BM25.
+
+The active app id the env reports (a ``WM_CLASS``, a process name, an app
+name) goes through one alias table to a canonical app key; the app key names
+its tool namespaces (``libreoffice_calc`` -> ``libreoffice_calc``,
+``libreoffice_calc2``). Membership is exact, never a substring test (``os`` is
+not in "close"). An app with no tools gets an explicit empty set: the study's
+BM25 fallback handed such apps all 120 tools, and unrelated tools confuse the model.
+
+Two retrievers share :class:`ToolRetriever`: :class:`BM25Retriever` (top-k over
+name + description + parameter names; query = instruction + optional recent
+actions) and :class:`NameFilterRetriever` (OSWorld-MCP's plain filter: every
+tool of the app, unranked).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Protocol
+
+from rank_bm25 import BM25Okapi
+
+from hybrid_agent.errors import ConfigError
+from hybrid_agent.toolset import ToolSpec
+
+# Raw app ids (lower-cased) -> canonical app key. One table for the whole package.
+APP_ALIASES: Mapping[str, str] = MappingProxyType(
+    {
+        **dict.fromkeys(
+            ["libreoffice_calc", "calc", "libreoffice-calc", "localc", "scalc", "spreadsheet"],
+            "libreoffice_calc",
+        ),
+        **dict.fromkeys(
+            ["libreoffice_writer", "writer", "libreoffice-writer", "lowriter", "swriter"],
+            "libreoffice_writer",
+        ),
+        **dict.fromkeys(
+            ["libreoffice_impress", "impress", "libreoffice-impress", "loimpress", "simpress"],
+            "libreoffice_impress",
+        ),
+        **dict.fromkeys(["code", "vscode", "vs_code", "visual studio code", "code-oss"], "code"),
+        **dict.fromkeys(
+            ["google_chrome", "chrome", "google-chrome", "chromium", "chromium-browser"], "google_chrome"
+        ),
+        **dict.fromkeys(["vlc", "vlc media player"], "vlc"),
+        **dict.fromkeys(
+            ["os", "terminal", "gnome-terminal", "gnome-terminal-server", "nautilus", "desktop"], "os"
+        ),
+        **dict.fromkeys(["thunderbird", "mozilla thunderbird"], "thunderbird"),
+        **dict.fromkeys(["gimp", "gimp-2.10"], "gimp"),
+        **dict.fromkeys(["multi_apps", "multi-apps"], "multi_apps"),
+    }
+)
+
+# Canonical app key -> the tool namespaces it owns (the study's "app" and "app2" servers).
+APP_NAMESPACES: Mapping[str, tuple[str, ...]] = MappingProxyType(
+    {
+        "libreoffice_calc": ("libreoffice_calc", "libreoffice_calc2"),
+        "libreoffice_writer": ("libreoffice_writer",),
+        "libreoffice_impress": ("libreoffice_impress", "libreoffice_impress2"),
+        "code": ("code", "code2"),
+        "google_chrome": ("google_chrome",),
+        "vlc": ("vlc",),
+        "os": ("os",),
+    }
+)
+
+
+def normalize_app(raw: str | None) -> str | None:
+    """Maps a raw app id to its canonical key through :data:`APP_ALIASES`; ``None`` if unknown."""
+    if not raw:
+        return None
+    return APP_ALIASES.get(raw.strip().lower())
+
+
+def app_tools(app: str | None, tools: Sequence[ToolSpec]) -> list[ToolSpec]:
+    """Every tool whose namespace belongs to ``app`` (canonical or raw id), in catalogue order."""
+    key = normalize_app(app)
+    namespaces = set(APP_NAMESPACES.get(key, ())) if key else set()
+    return [tool for tool in tools if tool.namespace in namespaces]
+
+
+_TOKEN = re.compile(r"[a-z0-9]+")
+
+
+def tokenize(text: str) -> list[str]:
+    """Lower-cased alphanumeric runs; ``sort_column`` -> ``["sort", "column"]``."""
+    return _TOKEN.findall(text.lower())
+
+
+def tool_document(tool: ToolSpec) -> list[str]:
+    """The BM25 document of a tool: name, description and parameter names."""
+    return tokenize(" ".join([tool.name, tool.description, *tool.parameter_names]))
+
+
+@dataclass(frozen=True)
+class Retrieval:
+    """The tools shown at one step, with what produced them (logged per step for metrics).
+
+    Attributes:
+        app: The canonical app key, or ``None`` when the raw id is unknown.
+        tools: The tools to show, best first.
+        scores: The retriever's score of each shown tool (empty for unranked retrievers).
+    """
+
+    app: str | None
+    tools: tuple[ToolSpec, ...]
+    scores: tuple[float, ...] = ()
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """Qualified names of the shown tools."""
+        return tuple(tool.qualified_name for tool in self.tools)
+
+
+class ToolRetriever(Protocol):
+    """Chooses the MCP tools shown to the model at a step."""
+
+    def retrieve(self, app: str | None, instruction: str, recent_actions: Sequence[str] = ()) -> Retrieval:
+        """Returns the tools for the active ``app`` given the task and the recent actions."""
+        ...
+
+
+@dataclass(frozen=True)
+class RetrievalConfig:
+    """BM25 retrieval settings (study defaults: top-18, instruction-only query).
+
+    Attributes:
+        top_k: Tools shown at most.
+        k1: BM25 term-frequency saturation.
+        b: BM25 length normalisation.
+        recent_actions: How many of the latest one-line actions join the query (0: instruction only).
+    """
+
+    top_k: int = 18
+    k1: float = 1.5
+    b: float = 0.75
+    recent_actions: int = 0
+
+    def __post_init__(self) -> None:
+        if self.top_k < 1 or self.recent_actions < 0:
+            raise ConfigError(
+                f"top_k must be >= 1 and recent_actions >= 0, got {self.top_k}, {self.recent_actions}."
+            )
+
+
+@dataclass
+class BM25Retriever:
+    """BM25 top-k over the active app's tools."""
+
+    catalogue: Sequence[ToolSpec]
+    config: RetrievalConfig = field(default_factory=RetrievalConfig)
+
+    def retrieve(self, app: str | None, instruction: str, recent_actions: Sequence[str] = ()) -> Retrieval:
+        """Ranks the app's tools against the instruction (+ the last ``config.recent_actions`` actions).
+
+        Ties keep catalogue order, so the result is deterministic.
+        """
+        key = normalize_app(app)
+        candidates = app_tools(key, self.catalogue)
+        if not candidates:
+            return Retrieval(app=key, tools=())
+        recent = list(recent_actions)[-self.config.recent_actions :] if self.config.recent_actions else []
+        query = tokenize(" ".join([instruction, *recent]))
+        bm25 = BM25Okapi([tool_document(tool) for tool in candidates], k1=self.config.k1, b=self.config.b)
+        scores = bm25.get_scores(query) if query else [0.0] * len(candidates)
+        order = sorted(range(len(candidates)), key=lambda i: (-scores[i], i))[: self.config.top_k]
+        return Retrieval(
+            app=key,
+            tools=tuple(candidates[i] for i in order),
+            scores=tuple(float(scores[i]) for i in order),
+        )
+
+
+@dataclass
+class NameFilterRetriever:
+    """OSWorld-MCP's plain retriever: every tool of the active app, in catalogue order."""
+
+    catalogue: Sequence[ToolSpec]
+
+    def retrieve(self, app: str | None, instruction: str, recent_actions: Sequence[str] = ()) -> Retrieval:
+        """Returns all of the app's tools; the instruction is not used."""
+        key = normalize_app(app)
+        return Retrieval(app=key, tools=tuple(app_tools(key, self.catalogue)))
