@@ -44,10 +44,8 @@ class Registry(Generic[T]):
     def decorator(self, name: str) -> Callable[[T], T]:
         """Returns a decorator that registers the function under ``name`` and returns it unchanged."""
         if callable(name):
-            raise RegistryError(
-                f"register_{self.kind} needs a name: use @register_{self.kind}('name'), "
-                f"not @register_{self.kind}."
-            )
+            fn = "register_" + self.kind.replace(" ", "_")
+            raise RegistryError(f"{fn} needs a name: use @{fn}('name'), not @{fn}.")
 
         def wrap(entry: T) -> T:
             return self.add(name, entry)

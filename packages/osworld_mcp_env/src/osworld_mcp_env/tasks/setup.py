@@ -89,11 +89,13 @@ def _command(command: Any, shell: bool) -> list[str] | str:
     raise SetupStepError(f"'command' must be a string or a list of strings, got {command!r}.")
 
 
-def fill_placeholders(command: list[str] | str, desktop: Desktop, context: TaskContext) -> list[str] | str:
+def fill_placeholders(
+    command: list[str] | str, screen_size: tuple[int, int], password: str
+) -> list[str] | str:
     """Replaces OSWorld's ``{CLIENT_PASSWORD}``, ``{SCREEN_WIDTH}`` (…``_HALF``) placeholders."""
-    width, height = desktop.screen_size
+    width, height = screen_size
     values = {
-        "{CLIENT_PASSWORD}": context.config.client_password,
+        "{CLIENT_PASSWORD}": password,
         "{SCREEN_WIDTH_HALF}": str(width // 2),
         "{SCREEN_HEIGHT_HALF}": str(height // 2),
         "{SCREEN_WIDTH}": str(width),
@@ -150,7 +152,7 @@ def execute(
     goes on (OSWorld's behaviour).
     """
     sh = _boolish(shell)
-    cmd = fill_placeholders(_command(command, sh), desktop, context)
+    cmd = fill_placeholders(_command(command, sh), desktop.screen_size, context.config.client_password)
     attempts = context.config.until_attempts if until else 1
     for attempt in range(attempts):
         result = desktop.execute(cmd, shell=sh)

@@ -1,0 +1,43 @@
+"""Shared helpers for the task and evaluator tests (import explicitly; not a conftest)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+OSWORLD_DATA = Path("/work/shared/osworld-data")
+OSWORLD_EXAMPLES = OSWORLD_DATA / "OSWorld" / "evaluation_examples" / "examples"
+OSWORLD_SPLITS = OSWORLD_DATA / "OSWorld" / "evaluation_examples"
+
+needs_osworld_data = pytest.mark.skipif(not OSWORLD_EXAMPLES.is_dir(), reason="OSWorld data fixtures absent")
+needs_soffice = pytest.mark.skipif(
+    shutil.which("soffice") is None, reason="LibreOffice (soffice) not installed"
+)
+
+
+def real_task_files() -> list[Path]:
+    return sorted(OSWORLD_EXAMPLES.rglob("*.json")) if OSWORLD_EXAMPLES.is_dir() else []
+
+
+def soffice_convert(src: Path, out_dir: Path, target: str, profile: Path) -> Path:
+    """Converts ``src`` with LibreOffice's real filters (private profile, bounded time)."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    subprocess.run(
+        [
+            "soffice",
+            f"-env:UserInstallation={profile.as_uri()}",
+            "--headless",
+            "--convert-to",
+            target,
+            "--outdir",
+            str(out_dir),
+            str(src),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
+    return out_dir / (src.stem + "." + target.split(":")[0])
