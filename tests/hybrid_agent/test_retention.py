@@ -1,0 +1,78 @@
+"""The retention registry and rule composition."""
+
+import pytest
+from PIL import Image
+
+from hybrid_agent.errors import RegistryError
+from hybrid_agent.retention import (
+    FrameForm,
+    RetentionConfig,
+    Verdict,
+    drop_on_success,
+    get_retention,
+    plan_retention,
+    register_retention,
+    retention_rules,
+    window_start,
+)
+from hybrid_agent.trajectory import Call, Evidence, Frame, Observation, Step
+
+MCP = Call("os.get_volume", {})
+
+
+def frames(n):
+    return [Frame(Image.new("RGB", (4, 4), (i, 0, 0))) for i in range(n)]
+
+
+def test_builtin_rules_are_registered():
+    assert set(retention_rules()) >= {
+        "drop_on_success",
+        "drop_on_effect",
+        "skip_identical",
+        "downscale_old",
+        "a11y_old",
+    }
+    assert get_retention("drop_on_success") is drop_on_success
+
+
+def test_registering_a_different_function_under_a_taken_name_raises():
+    with pytest.raises(RegistryError, match="'drop_on_success' is already registered"):
+        register_retention("drop_on_success")(lambda view, state: None)
+    register_retention("drop_on_success")(drop_on_success)  # the same function again is harmless
+
+
+@pytest.mark.parametrize(
+    ("step", "window", "start"), [(0, 4, 0), (3, 4, 0), (4, 4, 1), (9, 2, 8), (9, 1, 9), (9, None, 0)]
+)
+def test_window_start_counts_the_current_frame(step, window, start):
+    assert window_start(step, window) == start
+
+
+def test_rules_apply_in_order_and_stop_once_the_pixels_are_gone():
+    register_retention("test_always_downscale")(lambda view, state: Verdict(FrameForm.DOWNSCALED))
+    fs = frames(3)
+    steps = [Step(fs[0], "", "", MCP, Evidence(True)), Step(fs[1], "", "", MCP, Evidence(False))]
+    # drop first: frame 1 (after a successful call) becomes a placeholder and is not downscaled.
+    plan = plan_retention(
+        steps, Observation(fs[2]), RetentionConfig(rules=("drop_on_success", "test_always_downscale"))
+    )
+    assert [(r.frame, r.rule, r.form) for r in plan.records] == [
+        (0, "window", FrameForm.IMAGE),
+        (0, "test_always_downscale", FrameForm.DOWNSCALED),
+        (1, "window", FrameForm.IMAGE),
+        (1, "drop_on_success", FrameForm.PLACEHOLDER),
+        (2, "window", FrameForm.IMAGE),
+        (2, "test_always_downscale", FrameForm.DOWNSCALED),
+    ]
+    assert [r.kept for r in plan.records] == [True, True, True, False, True, True]
+
+
+def test_gui_steps_never_trigger_the_drop_rules():
+    fs = frames(2)
+    gui = Call("computer_use", {"action": "wait", "time": 1})
+    plan = plan_retention(
+        [Step(fs[0], "", "", gui)],
+        Observation(fs[1]),
+        RetentionConfig(rules=("drop_on_success", "drop_on_effect")),
+    )
+    assert plan.shown_frames() == [0, 1]

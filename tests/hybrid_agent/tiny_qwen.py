@@ -1,0 +1,99 @@
+"""A tiny Qwen3-VL processor built in-process: BPE tokenizer trained here + PIL image processor.
+
+No downloads. ``Qwen3VLProcessor`` cannot be constructed without torchvision (its video
+processor class is missing), so an image-only subclass drops that attribute; the
+tokenization and image expansion code that runs is transformers' own.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+pytest.importorskip("transformers")
+pytest.importorskip("jinja2")
+
+from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers  # noqa: E402
+from transformers import Qwen2Tokenizer, Qwen3VLProcessor  # noqa: E402
+from transformers.models.qwen2_vl.image_processing_pil_qwen2_vl import Qwen2VLImageProcessorPil  # noqa: E402
+
+from hybrid_agent.tokens import QWEN_CHATML_TEMPLATE  # noqa: E402
+
+SPECIALS = [
+    "<|endoftext|>",
+    "<|im_start|>",
+    "<|im_end|>",
+    "<|vision_start|>",
+    "<|vision_end|>",
+    "<|image_pad|>",
+    "<|video_pad|>",
+    "<tool_call>",
+    "</tool_call>",
+    "<think>",
+    "</think>",
+]
+
+CORPUS = [
+    "Action: click the cell A1 and type the value",
+    "Tool result: the call executed and changed 3 cells",
+    '{"name": "computer_use", "arguments": {"action": "left_click", "coordinate": [500, 300]}}',
+    "Previous actions: Step 1: open the spreadsheet. Instruction: sort column B ascending.",
+    "You are a computer-use agent operating a Linux desktop. # Tools <tools> </tools>",
+]
+
+
+class ImageOnlyQwen3VLProcessor(Qwen3VLProcessor):
+    """Qwen3VLProcessor without the video processor (which needs torchvision)."""
+
+    def __init__(self, image_processor=None, tokenizer=None, chat_template=None, **kwargs):
+        super().__init__(image_processor, tokenizer, None, chat_template=chat_template, **kwargs)
+
+
+def tiny_tokenizer(vocab_size: int = 400) -> Qwen2Tokenizer:
+    bpe = Tokenizer(models.BPE())
+    bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    bpe.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size, special_tokens=SPECIALS, initial_alphabet=pre_tokenizers.ByteLevel.alphabet()
+    )
+    bpe.train_from_iterator(CORPUS * 20, trainer)
+    state = json.loads(bpe.to_str())
+    return Qwen2Tokenizer(
+        vocab=state["model"]["vocab"],
+        merges=[tuple(m) for m in state["model"]["merges"]],
+        unk_token=None,
+        eos_token="<|im_end|>",
+        pad_token="<|endoftext|>",
+        additional_special_tokens=SPECIALS[1:],
+    )
+
+
+def qwen3_vl_image_processor() -> Qwen2VLImageProcessorPil:
+    """The image settings of the released Qwen3-VL checkpoints, constructed in code."""
+    return Qwen2VLImageProcessorPil(
+        patch_size=16,
+        temporal_patch_size=2,
+        merge_size=2,
+        size={"shortest_edge": 65_536, "longest_edge": 16_777_216},
+        image_mean=[0.5, 0.5, 0.5],
+        image_std=[0.5, 0.5, 0.5],
+    )
+
+
+def small_image_processor() -> Qwen2VLImageProcessorPil:
+    """Small pixel bounds so that resizing up and down both happen on tiny images."""
+    return Qwen2VLImageProcessorPil(
+        patch_size=16,
+        temporal_patch_size=2,
+        merge_size=2,
+        size={"shortest_edge": 32 * 32 * 4, "longest_edge": 128 * 128},
+        image_mean=[0.5, 0.5, 0.5],
+        image_std=[0.5, 0.5, 0.5],
+    )
+
+
+def processor(image_processor) -> ImageOnlyQwen3VLProcessor:
+    return ImageOnlyQwen3VLProcessor(
+        image_processor=image_processor, tokenizer=tiny_tokenizer(), chat_template=QWEN_CHATML_TEMPLATE
+    )
