@@ -64,7 +64,7 @@ def test_compare_table_missing_or_unreadable_result_scores_zero(tmp_path: Path):
 
 def test_compare_table_unreadable_expected_is_an_evaluation_error(tmp_path: Path):
     right = xlsx(tmp_path / "r.xlsx", GOLD_ROWS)
-    with pytest.raises(EvaluationError, match="expected file .* is unreadable"):
+    with pytest.raises(EvaluationError, match=r"expected file .* is unreadable"):
         metric("compare_table")(right, str(tmp_path / "absent.xlsx"), **SHEET_DATA)
 
 
@@ -183,7 +183,7 @@ def test_compare_docx_files_on_a_libreoffice_round_trip(tmp_path: Path):
     assert metric("compare_docx_files")(str(out_ok), gold, ignore_blanks=False) == 1.0
 
 
-# --- text metrics ---------------------------------------------------------------------------------------------
+# --- text metrics ---
 
 
 def test_exact_match_cases():
@@ -246,7 +246,7 @@ def test_compare_docx_files_options(tmp_path: Path):
         metric("compare_docx_files")(gold, str(tmp_path / "junk.docx"))
 
 
-# --- the evaluator --------------------------------------------------------------------------------------------
+# --- the evaluator ---
 
 
 def rule_task(funcs, results, expected, conj="and", **extra):
