@@ -4,8 +4,6 @@ import base64
 import io
 
 import pytest
-from PIL import Image
-
 from hybrid_agent.context import ContextConfig, build_context
 from hybrid_agent.errors import ConfigError, ContextError, RegistryError
 from hybrid_agent.messages import to_openai
@@ -20,6 +18,7 @@ from hybrid_agent.retention import (
 )
 from hybrid_agent.toolset import ToolSpec
 from hybrid_agent.trajectory import Call, Evidence, Frame, Observation, Step
+from PIL import Image
 
 INSTRUCTION = "Put 7 in A1 and save."
 CLICK = Call("computer_use", {"action": "left_click", "coordinate": [100, 200]})
@@ -158,7 +157,6 @@ def test_drop_on_success_replaces_frames_after_successful_calls_and_keeps_the_on
 
 
 def test_drop_gated_on_effect_keeps_the_frame_after_a_zero_effect_call():
-    steps, _ = trajectory()
     context = build(rules=("drop_on_effect",))
     assert context.messages[1] == {
         "role": "user",

@@ -1,8 +1,7 @@
 """The retention registry and rule composition."""
 
 import pytest
-from PIL import Image
-
+from hybrid_agent import retention
 from hybrid_agent.errors import RegistryError
 from hybrid_agent.retention import (
     FrameForm,
@@ -16,6 +15,7 @@ from hybrid_agent.retention import (
     window_start,
 )
 from hybrid_agent.trajectory import Call, Evidence, Frame, Observation, Step
+from PIL import Image
 
 MCP = Call("os.get_volume", {})
 
@@ -48,7 +48,8 @@ def test_window_start_counts_the_current_frame(step, window, start):
     assert window_start(step, window) == start
 
 
-def test_rules_apply_in_order_and_stop_once_the_pixels_are_gone():
+def test_rules_apply_in_order_and_stop_once_the_pixels_are_gone(monkeypatch):
+    monkeypatch.setattr(retention, "_RULES", dict(retention._RULES))  # keep the global registry clean
     register_retention("test_always_downscale")(lambda view, state: Verdict(FrameForm.DOWNSCALED))
     fs = frames(3)
     steps = [Step(fs[0], "", "", MCP, Evidence(True)), Step(fs[1], "", "", MCP, Evidence(False))]

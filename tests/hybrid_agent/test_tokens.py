@@ -1,12 +1,11 @@
 import pytest
-from PIL import Image
-
 from hybrid_agent.context import ContextConfig, build_context
 from hybrid_agent.errors import ConfigError
 from hybrid_agent.messages import images_of, text_part
 from hybrid_agent.retention import RetentionConfig
 from hybrid_agent.tokens import TaskTokens, TokenCounter, VisionGrid, summarize_tokens
 from hybrid_agent.trajectory import Call, Evidence, Frame, Observation, Step
+from PIL import Image
 
 tiny_qwen = pytest.importorskip("tiny_qwen", reason="needs the tokens extra")
 

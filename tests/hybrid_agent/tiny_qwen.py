@@ -14,11 +14,10 @@ import pytest
 pytest.importorskip("transformers")
 pytest.importorskip("jinja2")
 
-from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers  # noqa: E402
-from transformers import Qwen2Tokenizer, Qwen3VLProcessor  # noqa: E402
-from transformers.models.qwen2_vl.image_processing_pil_qwen2_vl import Qwen2VLImageProcessorPil  # noqa: E402
-
-from hybrid_agent.tokens import QWEN_CHATML_TEMPLATE  # noqa: E402
+from hybrid_agent.tokens import QWEN_CHATML_TEMPLATE
+from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+from transformers import Qwen2Tokenizer, Qwen3VLProcessor
+from transformers.models.qwen2_vl.image_processing_pil_qwen2_vl import Qwen2VLImageProcessorPil
 
 SPECIALS = [
     "<|endoftext|>",
