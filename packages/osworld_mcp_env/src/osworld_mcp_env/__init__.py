@@ -1,1 +1,21 @@
-"""Gymnasium env for hybrid (GUI + MCP) computer-use agents on a real desktop."""
+"""Gymnasium env for hybrid (GUI + MCP) computer-use agents on a real desktop.
+
+``import osworld_mcp_env`` registers ``OSWorldMCP-v0``::
+
+    env = gym.make("osworld_mcp_env:OSWorldMCP-v0", task="calc-sum-column", max_steps=50)
+"""
+
+from gymnasium.envs.registration import register, registry
+
+ENV_ID = "OSWorldMCP-v0"
+
+
+def register_envs() -> None:
+    """Registers ``OSWorldMCP-v0`` once (importing the package does it)."""
+    if ENV_ID not in registry:
+        register(id=ENV_ID, entry_point="osworld_mcp_env.env:OSWorldMCPEnv", disable_env_checker=True)
+
+
+register_envs()
+
+__all__ = ["ENV_ID", "register_envs"]

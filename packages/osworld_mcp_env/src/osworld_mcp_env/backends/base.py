@@ -126,8 +126,20 @@ class Desktop(Protocol):
         """Returns the AT-SPI tree as OSWorld's XML (tables are never walked)."""
         ...
 
-    def gui(self, action: dict[str, Any]) -> GuiResult:
-        """Executes one validated ``computer_use`` action (pixel coordinates)."""
+    def gui(self, action: dict[str, Any], *, expected_layout: str | None = None) -> GuiResult:
+        """Executes one validated ``computer_use`` action (pixel coordinates), then waits for the screen.
+
+        With ``expected_layout`` (a :attr:`Frame.layout_hash`), the action is refused
+        before any input when the window layout changed since that frame.
+        """
+        ...
+
+    def settle(self, *, first_change_ms: float, quiet_ms: float, max_ms: float) -> float:
+        """Waits until the screen stops changing; returns the milliseconds waited."""
+        ...
+
+    def restart(self) -> None:
+        """Returns the desktop to its episode-start state (no app, fresh home)."""
         ...
 
     def close(self) -> None:

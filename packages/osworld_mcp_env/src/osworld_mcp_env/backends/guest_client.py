@@ -17,6 +17,7 @@ from typing import Any
 from urllib.parse import quote
 
 import numpy as np
+
 from osworld_mcp_env.backends.base import ExecResult, Frame, GuiResult, WindowInfo
 from osworld_mcp_env.errors import GuestRequestError
 
@@ -254,6 +255,10 @@ class GuestClient:
         if status != 200:
             raise GuestRequestError("/gui", status, reply.get("message", ""))
         return GuiResult(input_events_emitted=True, settle_ms=float(reply.get("settle_ms", 0.0)))
+
+    def reset_session(self) -> int:
+        """``POST /session/reset``: kills every app, keeps X/D-Bus/WM; returns how many died."""
+        return int(self._json("POST", "/session/reset", {})["killed"])
 
     def settle(self, **thresholds: float) -> float:
         """``POST /settle``: waits for the screen to stop changing; returns milliseconds."""

@@ -31,7 +31,8 @@ LIBREOFFICE_SETTINGS: tuple[tuple[str, str, str, str], ...] = (
     ("/org.openoffice.Office.Common/AutoCorrect/SingleQuotes", "Replace", "xs:boolean", "false"),
     ("/org.openoffice.Office.Common/AutoCorrect/DoubleQuotes", "Replace", "xs:boolean", "false"),
     ("/org.openoffice.Office.Writer/AutoFunction/Completion", "Enable", "xs:boolean", "false"),
-    ("/org.openoffice.Office.Common/Misc", "UseSystemFileDialog", "xs:boolean", "false"),
+    # "You are running version X for the first time" infobar: a later version was seen.
+    ("/org.openoffice.Setup/Product", "ooSetupLastVersion", "xs:string", "99.0"),
 )
 
 # xdg-open picks LibreOffice Writer for text and ImageMagick for images when no

@@ -30,14 +30,15 @@ import tempfile
 import threading
 import time
 import weakref
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from osworld_mcp_env.backends.base import ExecResult, Frame, GuiResult, WindowInfo
 from osworld_mcp_env.backends.guest_client import GuestClient
 from osworld_mcp_env.backends.home import chown_tree, clear_directory, write_home
-from osworld_mcp_env.errors import DesktopStartError
+from osworld_mcp_env.backends.lo_profile import ensure_template, install_template
+from osworld_mcp_env.errors import DesktopError, DesktopStartError
 
 GUEST_DIR = Path(__file__).resolve().parent.parent / "guest"
 SANDBOX_UID = 1000
@@ -61,6 +62,8 @@ class LocalDesktopConfig:
         request_timeout_s: Default deadline of one guest request.
         tmpfs_mb: Size cap of each private tmpfs (``/tmp``, ``/run``).
         enable_mcp: Start the MCP tool host beside the guest server.
+        libreoffice_template: Start LibreOffice from a warmed profile (built once per
+            host: ~0.45 s to a window instead of ~1.3 s).
         extra_env: More environment variables for the desktop session.
     """
 
@@ -72,6 +75,7 @@ class LocalDesktopConfig:
     request_timeout_s: float = 60.0
     tmpfs_mb: int = 2048
     enable_mcp: bool = False
+    libreoffice_template: bool = True
     extra_env: dict[str, str] = field(default_factory=dict)
 
 
@@ -155,6 +159,11 @@ class LocalDesktop:
         root = self.config.root_dir or Path(tempfile.gettempdir()) / "osworld-mcp-env"
         root.mkdir(parents=True, exist_ok=True)
         os.chmod(root, 0o711)  # the sandbox uid must traverse it to reach its own directory
+        self._profile_template = (
+            ensure_template(root, lambda: LocalDesktop(replace(self.config, libreoffice_template=False)))
+            if self.config.libreoffice_template
+            else None
+        )
         self.slot, lock_fd = _SlotAllocator(root).acquire()
         self._root_user = os.geteuid() == 0
         self.host_uid = HOST_UID_BASE + self.slot if self._root_user else os.geteuid()
@@ -197,6 +206,8 @@ class LocalDesktop:
     def _reset_home(self) -> None:
         clear_directory(self.home_dir)
         write_home(self.home_dir)
+        if self._profile_template is not None:
+            install_template(self._profile_template, self.home_dir)
         if self._root_user:
             chown_tree(self.home_dir, self.host_uid, self.host_uid)
             chown_tree(self.ctl_dir, self.host_uid, self.host_uid)
@@ -239,8 +250,24 @@ class LocalDesktop:
             time.sleep(0.01)
         self.start_seconds = time.monotonic() - started
 
-    def restart(self) -> None:
-        """Kills every process of the desktop, restores the episode-start home, starts again."""
+    def restart(self, *, full: bool = False) -> None:
+        """Returns to the episode-start state: no app running, the episode-start home.
+
+        The fast path kills the apps through the guest and keeps X, D-Bus, the
+        window manager and the servers (~0.4 s saved per reset); a full restart
+        replaces the whole sandbox. The fast path falls back to the full one
+        whenever the session does not answer.
+
+        Args:
+            full: Always replace the whole sandbox.
+        """
+        if not full and self.running:
+            try:
+                self.client.reset_session()
+                self._reset_home()
+                return
+            except DesktopError:
+                pass  # a broken session gets a new sandbox
         self.client.close()
         self._sandbox.stop()
         self._reset_home()
@@ -413,6 +440,10 @@ class LocalDesktop:
     def accessibility_tree(self, *, max_nodes: int = 5000) -> str:
         """The AT-SPI tree as XML."""
         return self.client.accessibility_tree(max_nodes=max_nodes)
+
+    def settle(self, *, first_change_ms: float, quiet_ms: float, max_ms: float) -> float:
+        """Waits until the screen stops changing."""
+        return self.client.settle(first_change_ms=first_change_ms, quiet_ms=quiet_ms, max_ms=max_ms)
 
     def gui(self, action: dict[str, Any], *, expected_layout: str | None = None) -> GuiResult:
         """One input action plus the settle wait."""

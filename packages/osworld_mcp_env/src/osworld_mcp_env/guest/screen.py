@@ -8,6 +8,7 @@ host converts them with numpy. PNG is produced only for OSWorld's ``/screenshot`
 from __future__ import annotations
 
 import io
+import os
 import threading
 import time
 from dataclasses import dataclass
@@ -29,18 +30,43 @@ class RawFrame:
 
 @dataclass(frozen=True)
 class SettleConfig:
-    """How long to watch the screen after an input.
+    """How long to watch the desktop after an input.
 
-    The screen counts as settled once it stayed unchanged for ``quiet_ms``; when
-    nothing changes within ``first_change_ms`` the action had no visible effect
-    and waiting longer buys nothing. ``max_ms`` caps the wait for animations and
-    blinking carets.
+    The desktop counts as settled once the screen stayed unchanged for
+    ``quiet_ms`` *and* its processes used less than ``busy_fraction`` of one core
+    over that window: a document that is still loading behind a frozen progress
+    bar burns CPU without changing a pixel. When nothing changes and nothing
+    works within ``first_change_ms`` the action had no visible effect. ``max_ms``
+    caps the wait for animations, playing media and blinking carets.
     """
 
     first_change_ms: float = 80.0
     quiet_ms: float = 50.0
     max_ms: float = 1500.0
     poll_ms: float = 10.0
+    busy_fraction: float = 0.3
+
+
+class CpuMeter:
+    """Total CPU time of the processes in this PID namespace, except the caller."""
+
+    def __init__(self) -> None:
+        self._tick_s = 1.0 / os.sysconf("SC_CLK_TCK")
+        self._self = os.getpid()
+
+    def seconds(self) -> float:
+        """Sum of user + system time of every other process, in seconds."""
+        total = 0
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit() or int(entry) == self._self:
+                continue
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+                total += int(fields[11]) + int(fields[12])
+            except (OSError, IndexError, ValueError):
+                continue
+        return total * self._tick_s
 
 
 class Screen:
@@ -50,6 +76,7 @@ class Screen:
         self._lock = threading.Lock()
         self._local = threading.local()
         self._frame_id = 0
+        self._cpu = CpuMeter()
 
     def _grabber(self) -> mss.base.MSSBase:
         # mss handles are per thread: the server answers each request in its own thread.
@@ -91,7 +118,7 @@ class Screen:
         return pixels[::2, ::2].tobytes()
 
     def wait_until_settled(self, config: SettleConfig, baseline: bytes | None = None) -> float:
-        """Blocks until the screen stops changing; returns the milliseconds waited.
+        """Blocks until the desktop is still (no pixel change, no CPU work); returns milliseconds waited.
 
         Args:
             config: The thresholds.
@@ -100,23 +127,34 @@ class Screen:
         """
         start = time.perf_counter()
         previous = baseline if baseline is not None else self._signature()
+        samples = [(start, self._cpu.seconds())]  # (time, cpu seconds) per poll
         changed = False
         last_change = start
         while True:
             time.sleep(config.poll_ms / 1000)
             now = time.perf_counter()
             current = self._signature()
+            samples.append((now, self._cpu.seconds()))
             if current != previous:
                 changed, last_change, previous = True, now, current
             elapsed = (now - start) * 1000
             if elapsed >= config.max_ms:
                 break
-            if not changed and elapsed >= config.first_change_ms:
-                break
-            if changed and (now - last_change) * 1000 >= config.quiet_ms:
+            window = config.quiet_ms if changed else config.first_change_ms
+            if (now - last_change) * 1000 < window:
+                continue
+            if _busy(samples, now - window / 1000) < config.busy_fraction:
                 break
         return (time.perf_counter() - start) * 1000
 
     def signature(self) -> bytes:
         """A cheap fingerprint of the current screen for :meth:`wait_until_settled`."""
         return self._signature()
+
+
+def _busy(samples: list[tuple[float, float]], since: float) -> float:
+    """Fraction of one core used by the desktop between ``since`` and the last sample."""
+    first = next((s for s in samples if s[0] >= since), samples[0])
+    last = samples[-1]
+    span = last[0] - first[0]
+    return (last[1] - first[1]) / span if span > 0 else 0.0

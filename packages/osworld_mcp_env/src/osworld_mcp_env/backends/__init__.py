@@ -1,0 +1,42 @@
+"""Desktop backends behind one protocol, created by name.
+
+``local`` is the embedded sandboxed Xvfb desktop (the default; no VM image).
+A backend is a callable ``(screen_width, screen_height, **options) -> Desktop``
+registered under a name; the env never branches on the name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from osworld_mcp_env.backends.base import Desktop, ExecResult, Frame, GuiResult, WindowInfo
+from osworld_mcp_env.errors import RegistryError
+
+BackendFactory = Callable[..., Desktop]
+_BACKENDS: dict[str, BackendFactory] = {}
+
+
+def register_backend(name: str, factory: BackendFactory) -> None:
+    """Registers a backend factory; a duplicate name raises."""
+    if name in _BACKENDS:
+        raise RegistryError(f"Backend {name!r} is already registered.")
+    _BACKENDS[name] = factory
+
+
+def make_desktop(name: str, *, screen_width: int, screen_height: int, **options: Any) -> Desktop:
+    """Creates and starts a desktop of the named backend."""
+    if name not in _BACKENDS:
+        raise RegistryError(f"Unknown backend {name!r}. Known: {sorted(_BACKENDS)}.")
+    return _BACKENDS[name](screen_width=screen_width, screen_height=screen_height, **options)
+
+
+def _local(*, screen_width: int, screen_height: int, **options: Any) -> Desktop:
+    from osworld_mcp_env.backends.local import LocalDesktop, LocalDesktopConfig
+
+    return LocalDesktop(LocalDesktopConfig(screen_width=screen_width, screen_height=screen_height, **options))
+
+
+register_backend("local", _local)
+
+__all__ = ["Desktop", "ExecResult", "Frame", "GuiResult", "WindowInfo", "make_desktop", "register_backend"]

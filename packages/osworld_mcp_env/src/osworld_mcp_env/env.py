@@ -1,0 +1,378 @@
+"""``OSWorldMCPEnv``: a real desktop, OSWorld tasks and a hybrid action space behind Gymnasium.
+
+Agent mistakes never raise out of :meth:`OSWorldMCPEnv.step`: malformed JSON, an
+unknown action or tool, bad arguments, off-screen coordinates, an oversize
+payload, a hung app: each becomes ``info["error"] = {"code", "message", ...}``
+and an ``Error [...]`` line in ``obs["tool_result"]``, nothing is dispatched on a
+validation error, and the episode goes on. Wiring mistakes (an unknown backend,
+a task that names an unknown metric) raise at construction or reset.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+import gymnasium as gym
+import numpy as np
+
+from osworld_mcp_env.actions import BASH, ActionLimits, GuiAction, ToolCall, parse_action
+from osworld_mcp_env.apps import app_from_wm_class
+from osworld_mcp_env.backends import Desktop, make_desktop
+from osworld_mcp_env.errors import ActionError, DesktopError, EvaluationError, GuestRequestError, TaskError
+from osworld_mcp_env.evaluators.evaluate import evaluate
+from osworld_mcp_env.spaces import TOOL_RESULT_MAX_CHARS, action_space, observation_space
+from osworld_mcp_env.tasks.bundled import materialize_bundled_files
+from osworld_mcp_env.tasks.context import TaskContext, TaskRunConfig
+from osworld_mcp_env.tasks.loader import load_task
+from osworld_mcp_env.tasks.model import Task
+from osworld_mcp_env.tasks.setup import run_steps
+
+# After setup: wait for the first drawing, then for 300 ms without change, at most 8 s.
+RESET_SETTLE = {"first_change_ms": 300.0, "quiet_ms": 300.0, "max_ms": 8000.0}
+TRUNCATION_MARKER = "\n[... truncated {dropped} characters ...]"
+
+
+@dataclass(frozen=True)
+class EnvConfig:
+    """Settings of one env; ``gym.make`` keyword arguments map onto these fields.
+
+    Attributes:
+        backend: Desktop backend name (``local``: the embedded sandboxed desktop).
+        task: Default task (id, path or OSWorld dict) when ``reset`` gets none.
+        max_steps: Steps before ``truncated`` (OSWorld's default budget: 50).
+        screen_width: Screen width in pixels.
+        screen_height: Screen height in pixels.
+        a11y_tree: Add the AT-SPI tree to every observation (costs 0.3–1 s a step).
+        enable_bash: Accept ``{"name": "bash", ...}`` calls (run as the desktop user).
+        bash_output_chars: Output of a bash call beyond this is cut, with a marker.
+        stale_guard: Refuse GUI actions citing a frame whose window layout changed.
+        cache_dirs: Local directories that stand in for the internet for ``download`` steps.
+        max_sleep_s: Cap of one ``sleep`` step of a task.
+        step_timeout_s: Deadline of one action on the desktop.
+        limits: Size bounds of one action.
+        backend_options: Extra keyword arguments of the backend.
+    """
+
+    backend: str = "local"
+    task: Any = None
+    max_steps: int = 50
+    screen_width: int = 1920
+    screen_height: int = 1080
+    a11y_tree: bool = False
+    enable_bash: bool = False
+    bash_output_chars: int = 10_000
+    stale_guard: bool = False
+    cache_dirs: tuple[str, ...] = ()
+    max_sleep_s: float = 5.0
+    step_timeout_s: float = 60.0
+    limits: ActionLimits = field(default_factory=ActionLimits)
+    backend_options: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.max_steps < 1:
+            raise ValueError(f"max_steps must be >= 1, got {self.max_steps}.")
+        if self.screen_width < 64 or self.screen_height < 64:
+            raise ValueError(
+                f"The screen must be at least 64x64, got {self.screen_width}x{self.screen_height}."
+            )
+        object.__setattr__(self, "cache_dirs", tuple(str(p) for p in self.cache_dirs))
+
+
+class OSWorldMCPEnv(gym.Env[dict[str, Any], str]):
+    """A real desktop with OSWorld tasks; GUI actions and text tools in one action space.
+
+    Observation: ``screenshot`` (uint8 HxWx3), ``tool_result`` (text; empty after a
+    GUI action), ``active_app``, ``instruction`` and, with ``a11y_tree=True``, the
+    accessibility tree. Reward: 0 until the episode ends, then the task
+    evaluator's score. ``terminate``/``answer`` end the episode (``terminated``);
+    ``max_steps`` truncates it.
+    """
+
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["rgb_array"], "render_fps": 1}
+
+    def __init__(self, render_mode: str | None = None, **kwargs: Any) -> None:
+        self.config = EnvConfig(**kwargs)
+        self.render_mode = render_mode
+        cfg = self.config
+        self.observation_space = observation_space(
+            cfg.screen_width, cfg.screen_height, with_a11y=cfg.a11y_tree
+        )
+        self.action_space = action_space()
+        self._desktop: Desktop | None = None
+        self._task: Task | None = None
+        self._context: TaskContext | None = None
+        self._work_dir = tempfile.TemporaryDirectory(prefix="osworld-env-")
+        self._steps = 0
+        self._done = False
+        self._last_pixels: np.ndarray | None = None
+        self._frame_layouts: dict[int, str] = {}
+        self._frame_id = 0
+
+    # --- Gymnasium API --------------------------------------------------------
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        """Restarts the desktop from a clean state and runs the task's setup.
+
+        Args:
+            seed: Seeds ``np_random`` (the desktop itself is deterministic per task).
+            options: ``{"task": id | path | OSWorld dict}``; default: the env's ``task``.
+        """
+        super().reset(seed=seed)
+        started = time.perf_counter()
+        source = (options or {}).get("task", self.config.task)
+        if source is None:
+            raise TaskError("No task: pass reset(options={'task': ...}) or gym.make(..., task=...).")
+        task = load_task(source)
+        self._start_or_restart_desktop()
+        desktop_ms = (time.perf_counter() - started) * 1000
+        self._task = task
+        self._context = TaskContext(
+            task_id=task.id,
+            work_dir=Path(self._work_dir.name) / task.id,
+            config=TaskRunConfig(cache_roots=self._cache_roots(), max_sleep_s=self.config.max_sleep_s),
+            task_dir=task.origin.parent if getattr(task, "origin", None) else None,
+        )
+        self._context.work_dir.mkdir(parents=True, exist_ok=True)
+        run_steps(task.config, self.desktop, self._context, phase="setup")
+        setup_ms = (time.perf_counter() - started) * 1000 - desktop_ms
+        # A window is mapped before its document is drawn: the first frame must show the task.
+        self.desktop.settle(**RESET_SETTLE)
+        self._steps, self._done = 0, False
+        self._frame_layouts.clear()
+        obs, obs_info = self._observe(tool_result="")
+        info = {
+            "task_id": task.id,
+            "step": 0,
+            **obs_info,
+            "timings": {
+                "desktop_ms": desktop_ms,
+                "setup_ms": setup_ms,
+                "reset_ms": (time.perf_counter() - started) * 1000,
+            },
+        }
+        return obs, info
+
+    def step(self, action: str | dict[str, Any]) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
+        """Executes one call (GUI or tool); agent mistakes come back as values."""
+        started = time.perf_counter()
+        if self._task is None:
+            raise TaskError("Call reset() before step().")
+        if self._done:
+            error = ActionError("episode_over", "The episode has ended; call reset().")
+            obs, obs_info = self._observe(tool_result=error.render())
+            return obs, 0.0, True, False, {"step": self._steps, "error": error.to_dict(), **obs_info}
+        self._steps += 1
+        parsed = parse_action(
+            action, (self.config.screen_width, self.config.screen_height), self.config.limits
+        )
+        info: dict[str, Any] = {"step": self._steps}
+        terminated = False
+        tool_result = ""
+        if isinstance(parsed, ActionError):
+            error: ActionError | None = parsed
+        elif isinstance(parsed, GuiAction):
+            info["action"] = parsed.to_call()
+            error, terminated = self._run_gui(parsed, info)
+        else:
+            info["action"] = parsed.to_call()
+            error, tool_result = self._run_tool(parsed, info)
+        if error is not None:
+            info["error"] = error.to_dict()
+            tool_result = error.render()
+        action_ms = (time.perf_counter() - started) * 1000
+        truncated = not terminated and self._steps >= self.config.max_steps
+        reward = 0.0
+        if terminated or truncated:
+            self._done = True
+            reward = self._score(parsed, info)
+        obs, obs_info = self._observe(tool_result=tool_result)
+        info.update(obs_info)
+        info["timings"] = {
+            **info.get("timings", {}),
+            "action_ms": action_ms,
+            "step_ms": (time.perf_counter() - started) * 1000,
+        }
+        return obs, reward, terminated, truncated, info
+
+    def render(self) -> np.ndarray | None:
+        """The last screenshot (``rgb_array``)."""
+        return None if self._last_pixels is None else self._last_pixels.copy()
+
+    def close(self) -> None:
+        """Stops the desktop; no process or temporary directory remains."""
+        if self._desktop is not None:
+            self._desktop.close()
+            self._desktop = None
+        self._work_dir.cleanup()
+
+    # --- internals ------------------------------------------------------------
+    @property
+    def desktop(self) -> Desktop:
+        """The running desktop (started by the first ``reset``)."""
+        if self._desktop is None:
+            raise DesktopError("The desktop is not running; call reset() first.")
+        return self._desktop
+
+    def _cache_roots(self) -> tuple[Path, ...]:
+        """The user's cache directories, then the bundled tasks' generated files."""
+        bundled = Path(self._work_dir.name) / "bundled-cache"
+        if not bundled.exists():
+            materialize_bundled_files(bundled)
+        return (*(Path(p) for p in self.config.cache_dirs), bundled)
+
+    def _start_or_restart_desktop(self) -> None:
+        if self._desktop is None:
+            self._desktop = make_desktop(
+                self.config.backend,
+                screen_width=self.config.screen_width,
+                screen_height=self.config.screen_height,
+                **self.config.backend_options,
+            )
+        else:
+            self._desktop.restart()
+
+    def _run_gui(self, action: GuiAction, info: dict[str, Any]) -> tuple[ActionError | None, bool]:
+        if action.ends_episode:
+            return None, True
+        if action.action == "wait":
+            time.sleep(action.arguments["time"])
+            return None, False
+        expected_layout = None
+        if self.config.stale_guard and action.frame_id is not None:
+            expected_layout = self._frame_layouts.get(action.frame_id)
+            if expected_layout is None:
+                return ActionError(
+                    "stale_gui_frame",
+                    f"Frame {action.frame_id} is not among the recent frames; no input was sent.",
+                    {"input_events_emitted": False},
+                ), False
+        call = {"action": action.action, "arguments": dict(action.arguments)}
+        try:
+            result = self.desktop.gui(call, expected_layout=expected_layout)
+        except GuestRequestError as exc:
+            return _gui_error(exc), False
+        except DesktopError as exc:
+            return ActionError("desktop_error", str(exc)), False
+        info["timings"] = {"settle_ms": result.settle_ms}
+        return None, False
+
+    def _run_tool(self, call: ToolCall, info: dict[str, Any]) -> tuple[ActionError | None, str]:
+        if call.name == BASH and self.config.enable_bash:
+            return self._run_bash(call, info)
+        return ActionError(
+            "unknown_tool",
+            f"No tool named {call.name!r} is available here; GUI actions use name 'computer_use'.",
+            {"name": call.name},
+        ), ""
+
+    def _run_bash(self, call: ToolCall, info: dict[str, Any]) -> tuple[ActionError | None, str]:
+        command = call.arguments.get("command")
+        timeout = call.arguments.get("timeout", 30)
+        if not isinstance(command, str) or not command.strip():
+            return ActionError("invalid_arguments", "bash needs a non-empty string 'command'."), ""
+        if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not 0 < timeout <= 300:
+            return ActionError(
+                "invalid_arguments", "bash 'timeout' must be a number of seconds in (0, 300]."
+            ), ""
+        started = time.perf_counter()
+        try:
+            result = self.desktop.execute(command, shell=True, timeout=float(timeout))
+        except DesktopError as exc:
+            return ActionError("desktop_error", str(exc)), ""
+        text = result.output + (f"\n[stderr]\n{result.error}" if result.error else "")
+        text = truncate(text, self.config.bash_output_chars)
+        timed_out = result.returncode == -1 and result.status == "error"
+        info["tool_call"] = {
+            "name": BASH,
+            "arguments": dict(call.arguments),
+            "exec_ok": result.status == "success",
+            "returncode": result.returncode,
+            "latency_ms": (time.perf_counter() - started) * 1000,
+        }
+        if timed_out:
+            return ActionError("timeout", f"The command ran longer than {timeout:g} s and was killed."), text
+        return None, f"[exit code {result.returncode}]\n{text}"
+
+    def _score(self, parsed: Any, info: dict[str, Any]) -> float:
+        declared_infeasible = (
+            isinstance(parsed, GuiAction)
+            and parsed.action == "terminate"
+            and parsed.arguments.get("status") == "failure"
+        )
+        assert self._task is not None and self._context is not None
+        try:
+            evaluation = evaluate(
+                self._task, self.desktop, self._context, declared_infeasible=declared_infeasible
+            )
+        except (EvaluationError, DesktopError, TaskError) as exc:
+            # Not a score: reports keep evaluator failures apart from a 0.
+            info["eval_error"] = {"type": type(exc).__name__, "message": str(exc)}
+            return 0.0
+        info["evaluation"] = {
+            "score": evaluation.score,
+            "checks": [
+                {"func": c.func, "score": c.score, "result_missing": c.result_missing}
+                for c in evaluation.checks
+            ],
+            "infeasible": evaluation.infeasible,
+        }
+        if isinstance(parsed, GuiAction) and parsed.action == "terminate":
+            info["claimed_success"] = parsed.arguments.get("status") == "success"
+        return float(evaluation.score)
+
+    def _observe(self, *, tool_result: str) -> tuple[dict[str, Any], dict[str, Any]]:
+        started = time.perf_counter()
+        frame = self.desktop.screenshot()
+        self._last_pixels = frame.pixels
+        self._frame_id = frame.frame_id
+        if frame.layout_hash:
+            self._frame_layouts[frame.frame_id] = frame.layout_hash
+            for old in [k for k in self._frame_layouts if k < frame.frame_id - 16]:
+                del self._frame_layouts[old]
+        active = self.desktop.active_window()
+        obs: dict[str, Any] = {
+            "screenshot": frame.pixels,
+            "tool_result": truncate(tool_result, TOOL_RESULT_MAX_CHARS - 64),
+            "active_app": app_from_wm_class(active.wm_class) if active else "",
+            "instruction": self._task.instruction if self._task else "",
+        }
+        if self.config.a11y_tree:
+            try:
+                obs["a11y_tree"] = self.desktop.accessibility_tree()
+            except DesktopError as exc:
+                obs["a11y_tree"] = f"Error [a11y_unavailable]: {exc}"
+        info = {
+            "frame_id": frame.frame_id,
+            "active_window": active.title if active else "",
+            "timings": {"observe_ms": (time.perf_counter() - started) * 1000},
+        }
+        return obs, info
+
+
+def _gui_error(exc: GuestRequestError) -> ActionError:
+    if exc.status == 409:
+        return ActionError(
+            "stale_gui_frame",
+            "The window layout changed since the cited frame; no input was sent. Look at the new screenshot.",
+            {"input_events_emitted": False},
+        )
+    if exc.status == 400:
+        return ActionError("invalid_arguments", exc.detail, {"input_events_emitted": False})
+    if exc.status is None:
+        return ActionError("timeout", f"The desktop did not finish the action in time: {exc.detail}")
+    return ActionError("desktop_error", str(exc))
+
+
+def truncate(text: str, limit: int) -> str:
+    """Cuts ``text`` to ``limit`` characters with a visible marker saying how much was dropped."""
+    if len(text) <= limit:
+        return text
+    return text[:limit] + TRUNCATION_MARKER.format(dropped=len(text) - limit)
+
+
+__all__ = ["EnvConfig", "OSWorldMCPEnv"]
