@@ -27,6 +27,7 @@ from pathlib import Path
 
 from hybrid_agent.context import ContextConfig, build_context
 from hybrid_agent.messages import count_images
+from hybrid_agent.offline_tokenizer import train_qwen_tokenizer
 from hybrid_agent.retention import RetentionConfig
 from hybrid_agent.retrieval import BM25Retriever
 from hybrid_agent.tokens import QWEN_CHATML_TEMPLATE, TaskTokens, TokenCounter, VisionGrid, summarize_tokens
@@ -128,35 +129,8 @@ def synth_task(
 
 
 def trained_tokenizer(tools: list[ToolSpec]):
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-    from transformers import Qwen2Tokenizer
-
-    specials = [
-        "<|endoftext|>",
-        "<|im_start|>",
-        "<|im_end|>",
-        "<|vision_start|>",
-        "<|vision_end|>",
-        "<|image_pad|>",
-    ]
     corpus = [f"{t.qualified_name} {t.description} {json.dumps(dict(t.parameters))}" for t in tools]
-    corpus += instructions() + [" ".join(WORDS)] * 10
-    bpe = Tokenizer(models.BPE())
-    bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    bpe.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(
-        vocab_size=4000, special_tokens=specials, initial_alphabet=pre_tokenizers.ByteLevel.alphabet()
-    )
-    bpe.train_from_iterator(corpus, trainer)
-    state = json.loads(bpe.to_str())
-    return Qwen2Tokenizer(
-        vocab=state["model"]["vocab"],
-        merges=[tuple(m) for m in state["model"]["merges"]],
-        unk_token=None,
-        eos_token="<|im_end|>",
-        pad_token="<|endoftext|>",
-        additional_special_tokens=specials[1:],
-    )
+    return train_qwen_tokenizer(corpus + instructions() + [" ".join(WORDS)] * 10, vocab_size=4000)
 
 
 def main() -> int:

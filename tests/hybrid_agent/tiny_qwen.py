@@ -7,31 +7,15 @@ tokenization and image expansion code that runs is transformers' own.
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 pytest.importorskip("transformers")
 pytest.importorskip("jinja2")
 
+from hybrid_agent.offline_tokenizer import train_qwen_tokenizer
 from hybrid_agent.tokens import QWEN_CHATML_TEMPLATE
-from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-from transformers import Qwen2Tokenizer, Qwen3VLProcessor
+from transformers import Qwen3VLProcessor
 from transformers.models.qwen2_vl.image_processing_pil_qwen2_vl import Qwen2VLImageProcessorPil
-
-SPECIALS = [
-    "<|endoftext|>",
-    "<|im_start|>",
-    "<|im_end|>",
-    "<|vision_start|>",
-    "<|vision_end|>",
-    "<|image_pad|>",
-    "<|video_pad|>",
-    "<tool_call>",
-    "</tool_call>",
-    "<think>",
-    "</think>",
-]
 
 CORPUS = [
     "Action: click the cell A1 and type the value",
@@ -49,23 +33,8 @@ class ImageOnlyQwen3VLProcessor(Qwen3VLProcessor):
         super().__init__(image_processor, tokenizer, None, chat_template=chat_template, **kwargs)
 
 
-def tiny_tokenizer(vocab_size: int = 400) -> Qwen2Tokenizer:
-    bpe = Tokenizer(models.BPE())
-    bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    bpe.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(
-        vocab_size=vocab_size, special_tokens=SPECIALS, initial_alphabet=pre_tokenizers.ByteLevel.alphabet()
-    )
-    bpe.train_from_iterator(CORPUS * 20, trainer)
-    state = json.loads(bpe.to_str())
-    return Qwen2Tokenizer(
-        vocab=state["model"]["vocab"],
-        merges=[tuple(m) for m in state["model"]["merges"]],
-        unk_token=None,
-        eos_token="<|im_end|>",
-        pad_token="<|endoftext|>",
-        additional_special_tokens=SPECIALS[1:],
-    )
+def tiny_tokenizer(vocab_size: int = 400):
+    return train_qwen_tokenizer(CORPUS * 20, vocab_size)
 
 
 def qwen3_vl_image_processor() -> Qwen2VLImageProcessorPil:

@@ -1,0 +1,63 @@
+"""A Qwen-style tokenizer trained in-process, for tests and benchmarks without downloads.
+
+It has Qwen's special tokens (``<|im_start|>``, ``<|image_pad|>``, ...) and Qwen's
+byte-level BPE pre-tokenizer, but a vocabulary learned from the corpus given, so
+its text counts only approximate a real checkpoint's. Needs the ``tokens`` extra.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+QWEN_SPECIAL_TOKENS: tuple[str, ...] = (
+    "<|endoftext|>",
+    "<|im_start|>",
+    "<|im_end|>",
+    "<|vision_start|>",
+    "<|vision_end|>",
+    "<|image_pad|>",
+    "<|video_pad|>",
+    "<tool_call>",
+    "</tool_call>",
+    "<think>",
+    "</think>",
+)
+
+
+def train_qwen_tokenizer(
+    corpus: Iterable[str], vocab_size: int = 400, special_tokens: Sequence[str] = QWEN_SPECIAL_TOKENS
+) -> Any:
+    """Trains a byte-level BPE on ``corpus`` and wraps it as a transformers ``Qwen2Tokenizer``.
+
+    Args:
+        corpus: Training texts.
+        vocab_size: Target vocabulary size (specials and the 256 byte symbols included).
+        special_tokens: Added as special tokens; the first is the pad token.
+
+    Returns:
+        A ``transformers.Qwen2Tokenizer`` (eos ``<|im_end|>``).
+    """
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import Qwen2Tokenizer
+
+    bpe = Tokenizer(models.BPE())
+    bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    bpe.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size,
+        special_tokens=list(special_tokens),
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+    )
+    bpe.train_from_iterator(corpus, trainer)
+    state = json.loads(bpe.to_str())
+    # Qwen2Tokenizer wants merges as tuples; "a b" strings fail inside tokenizers.
+    return Qwen2Tokenizer(
+        vocab=state["model"]["vocab"],
+        merges=[tuple(m) for m in state["model"]["merges"]],
+        unk_token=None,
+        eos_token="<|im_end|>",
+        pad_token=special_tokens[0],
+        additional_special_tokens=list(special_tokens[1:]),
+    )
