@@ -9,7 +9,7 @@ import openpyxl
 import pytest
 from mcp_fixtures import Office, ToolCaller, caller_for, office  # noqa: F401
 
-pytestmark = pytest.mark.desktop
+pytestmark = [pytest.mark.desktop, pytest.mark.timeout(90)]
 NS = "libreoffice_calc."
 
 

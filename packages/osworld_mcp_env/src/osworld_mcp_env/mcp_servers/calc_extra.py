@@ -79,7 +79,14 @@ def create_chart(
     return changed(f"Inserted {kind} chart {name!r} of {data_range}.", 1, "charts", [name], chart_type=kind)
 
 
-_FUNCTIONS = {"sum": "SUM", "count": "COUNT", "average": "AVERAGE", "avg": "AVERAGE", "min": "MIN", "max": "MAX"}
+_FUNCTIONS = {
+    "sum": "SUM",
+    "count": "COUNT",
+    "average": "AVERAGE",
+    "avg": "AVERAGE",
+    "min": "MIN",
+    "max": "MAX",
+}
 
 
 @calc.tool()
@@ -101,7 +108,9 @@ def create_pivot_table(
 
     func = _FUNCTIONS.get(aggregation_function.lower().strip())
     if func is None:
-        raise ToolError(f"aggregation_function must be one of {sorted(_FUNCTIONS)}, got {aggregation_function!r}")
+        raise ToolError(
+            f"aggregation_function must be one of {sorted(_FUNCTIONS)}, got {aggregation_function!r}"
+        )
     src = sheet_by_name(app, source_sheet)
     last_col, last_row = used_area(src)
     headers = [str(h) if h is not None else "" for h in read_block(src, last_col, 0)[0]]
@@ -122,7 +131,11 @@ def create_pivot_table(
     desc.setSourceRange(src.getCellRangeByPosition(0, 0, last_col, last_row).getRangeAddress())
     fields = desc.getDataPilotFields()
     orient = "com.sun.star.sheet.DataPilotFieldOrientation"
-    for names, orientation in ((row_fields or [], "ROW"), (col_fields or [], "COLUMN"), (value_fields, "DATA")):
+    for names, orientation in (
+        (row_fields or [], "ROW"),
+        (col_fields or [], "COLUMN"),
+        (value_fields, "DATA"),
+    ):
         for name in names:
             field = fields.getByIndex(field_index(name))
             field.Orientation = uno.Enum(orient, orientation)
