@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
+import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -139,19 +141,31 @@ def start_office(tmp: Path) -> Office:
 
 
 def stop_office(office: Office) -> None:
-    """Terminates soffice and its Xvfb."""
-    try:
-        office.desktop().terminate()
-    except Exception:
-        pass
-    for i, proc in enumerate((office.proc, office.proc.xvfb.proc)):  # type: ignore[attr-defined]
-        if i == 1:
-            proc.terminate()
+    """Terminates soffice (UNO terminate, then SIGKILL of its session) and its Xvfb."""
+
+    def terminate() -> None:
         try:
-            proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=5)
+            office.desktop().terminate()
+        except Exception:
+            pass
+
+    threading.Thread(target=terminate, daemon=True).start()
+    try:
+        office.proc.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        pass
+    try:
+        os.killpg(office.proc.pid, signal.SIGKILL)  # soffice was started in its own session
+    except ProcessLookupError:
+        pass
+    office.proc.wait(timeout=5)
+    xvfb = office.proc.xvfb.proc  # type: ignore[attr-defined]
+    xvfb.terminate()
+    try:
+        xvfb.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        xvfb.kill()
+        xvfb.wait(timeout=5)
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,50 @@
+"""Fixtures for the env tests: desktop tests skip (not fail) where the desktop cannot run."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Callable, Iterator
+
+import gymnasium as gym
+import osworld_mcp_env  # noqa: F401 - registers OSWorldMCP-v0
+import pytest
+
+DESKTOP_BINARIES = ("bwrap", "Xvfb", "openbox", "dbus-daemon", "soffice")
+
+
+def desktop_missing() -> str | None:
+    """Why the embedded desktop cannot run here, or None."""
+    missing = [b for b in DESKTOP_BINARIES if shutil.which(b) is None]
+    if missing:
+        return f"missing {', '.join(missing)} (run tools/setup_debian.sh)"
+    if os.path.exists("/proc/sys/user/max_user_namespaces"):
+        with open("/proc/sys/user/max_user_namespaces") as f:
+            if f.read().strip() == "0":
+                return "user namespaces are disabled"
+    return None
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    reason = desktop_missing()
+    if reason is None:
+        return
+    skip = pytest.mark.skip(reason=f"embedded desktop unavailable: {reason}")
+    for item in items:
+        if "desktop" in item.keywords:
+            item.add_marker(skip)
+
+
+@pytest.fixture
+def make_env() -> Iterator[Callable[..., gym.Env]]:
+    """Builds envs with ``gym.make`` and closes every one of them after the test."""
+    envs: list[gym.Env] = []
+
+    def factory(**kwargs) -> gym.Env:
+        env = gym.make("osworld_mcp_env:OSWorldMCP-v0", **kwargs)
+        envs.append(env)
+        return env
+
+    yield factory
+    for env in envs:
+        env.close()
