@@ -8,6 +8,7 @@ so parallel runs do not collide. Tools are called through MCP (the SDK's in-memo
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -25,11 +26,12 @@ from typing import Any
 import anyio
 import pytest
 from mcp import Client
-
 from osworld_mcp_env.mcp_servers import ServerConfig, build_server
 
 HAVE_DESKTOP = all(shutil.which(b) for b in ("Xvfb", "soffice"))
-needs_desktop = pytest.mark.skipif(not HAVE_DESKTOP, reason="needs Xvfb and LibreOffice (tools/setup_debian.sh)")
+needs_desktop = pytest.mark.skipif(
+    not HAVE_DESKTOP, reason="needs Xvfb and LibreOffice (tools/setup_debian.sh)"
+)
 
 _PROFILE_SEED = """<?xml version="1.0" encoding="UTF-8"?>
 <oor:items xmlns:oor="http://openoffice.org/2001/registry" xmlns:xs="http://www.w3.org/2001/XMLSchema"
@@ -82,8 +84,11 @@ class Xvfb:
 def start_xvfb() -> Xvfb:
     """Starts Xvfb on a free display."""
     n = free_display()
-    proc = subprocess.Popen(["Xvfb", f":{n}", "-screen", "0", "1280x800x24", "-nolisten", "tcp"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    proc = subprocess.Popen(
+        ["Xvfb", f":{n}", "-screen", "0", "1280x800x24", "-nolisten", "tcp"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     wait_until(lambda: Path(f"/tmp/.X11-unix/X{n}").exists(), 10, "Xvfb")
     return Xvfb(f":{n}", proc)
 
@@ -129,10 +134,19 @@ def start_office(tmp: Path) -> Office:
     pipe = f"osworld_uno_test_{uuid.uuid4().hex[:8]}"
     env = {**os.environ, "DISPLAY": xvfb.display, "SAL_USE_VCLPLUGIN": "gen"}
     proc = subprocess.Popen(
-        ["soffice", f"-env:UserInstallation=file://{profile}", "--norestore", "--nologo", "--nodefault",
-         f"--accept=pipe,name={pipe};urp;StarOffice.ComponentContext"],
-        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
-    )  # fmt: skip
+        [
+            "soffice",
+            f"-env:UserInstallation=file://{profile}",
+            "--norestore",
+            "--nologo",
+            "--nodefault",
+            f"--accept=pipe,name={pipe};urp;StarOffice.ComponentContext",
+        ],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     proc.xvfb = xvfb  # type: ignore[attr-defined]
     config = ServerConfig(uno_url=f"uno:pipe,name={pipe};urp;StarOffice.ComponentContext", uno_timeout_s=30)
     workdir = tmp / "work"
@@ -144,20 +158,14 @@ def stop_office(office: Office) -> None:
     """Terminates soffice (UNO terminate, then SIGKILL of its session) and its Xvfb."""
 
     def terminate() -> None:
-        try:
+        with contextlib.suppress(Exception):
             office.desktop().terminate()
-        except Exception:
-            pass
 
     threading.Thread(target=terminate, daemon=True).start()
-    try:
+    with contextlib.suppress(subprocess.TimeoutExpired):
         office.proc.wait(timeout=5)
-    except subprocess.TimeoutExpired:
-        pass
-    try:
+    with contextlib.suppress(ProcessLookupError):
         os.killpg(office.proc.pid, signal.SIGKILL)  # soffice was started in its own session
-    except ProcessLookupError:
-        pass
     office.proc.wait(timeout=5)
     xvfb = office.proc.xvfb.proc  # type: ignore[attr-defined]
     xvfb.terminate()

@@ -18,7 +18,13 @@ def book(office: Office, request: pytest.FixtureRequest) -> Iterator[Path]:  # n
     wb = openpyxl.Workbook()
     ws = wb.active
     ws.title = "Data"
-    for row in (["Name", "Score", "Team"], ["ann", 3, "x"], ["bob", 1, "y"], ["cid", 2, "x"], ["dan", "N/A", "y"]):
+    for row in (
+        ["Name", "Score", "Team"],
+        ["ann", 3, "x"],
+        ["bob", 1, "y"],
+        ["cid", 2, "x"],
+        ["dan", "N/A", "y"],
+    ):
         ws.append(row)
     wb.create_sheet("Other")
     path = office.workdir / f"{request.node.name}.xlsx"
@@ -34,17 +40,28 @@ def call(office: Office) -> ToolCaller:  # noqa: F811
 
 def saved(call: ToolCaller, path: Path) -> openpyxl.Workbook:
     effect = call.effect(NS + "save")
-    assert effect["kind"] == "changed" and effect["unit"] == "bytes" and effect["count"] == path.stat().st_size
+    assert (
+        effect["kind"] == "changed" and effect["unit"] == "bytes" and effect["count"] == path.stat().st_size
+    )
     return openpyxl.load_workbook(path)
 
 
 def test_set_cell_value_writes_and_a_repeat_reports_zero_effect(call: ToolCaller, book: Path) -> None:
     effect = call.effect(NS + "set_cell_value", cell="D1", value="42")
-    assert effect == {"kind": "changed", "changed": True, "count": 1, "unit": "cells", "targets": ["D1"],
-                      "details": {"before": "", "after": "42"}}  # fmt: skip
+    assert effect == {
+        "kind": "changed",
+        "changed": True,
+        "count": 1,
+        "unit": "cells",
+        "targets": ["D1"],
+        "details": {"before": "", "after": "42"},
+    }
     again = call(NS + "set_cell_value", cell="D1", value="42")
     assert not again.is_error
-    assert again.structured_content["effect"]["kind"] == "none" and again.structured_content["effect"]["count"] == 0
+    assert (
+        again.structured_content["effect"]["kind"] == "none"
+        and again.structured_content["effect"]["count"] == 0
+    )
     assert again.content[0].text.startswith("No effect:")
     call.effect(NS + "set_cell_value", cell="E2", value="=B2*2")
     ws = saved(call, book)["Data"]
@@ -53,7 +70,11 @@ def test_set_cell_value_writes_and_a_repeat_reports_zero_effect(call: ToolCaller
 
 def test_read_only_tools_return_the_sheet(call: ToolCaller, book: Path) -> None:
     info = call.data(NS + "get_workbook_info")
-    assert info["sheets"] == ["Data", "Other"] and info["active_sheet"] == "Data" and info["file_path"] == str(book)
+    assert (
+        info["sheets"] == ["Data", "Other"]
+        and info["active_sheet"] == "Data"
+        and info["file_path"] == str(book)
+    )
     assert call.data(NS + "get_column_data", column_name="A") == ["Name", "ann", "bob", "cid", "dan"]
     env = call.data(NS + "env_info")
     assert env["headers"] == ["Name", "Score", "Team"] and env["data"][0] == ["ann", 3, "x"]
@@ -66,14 +87,21 @@ def test_column_writes_sort_and_transpose(call: ToolCaller, book: Path) -> None:
     assert call.effect(NS + "transpose_range", source_range="A1:B2", target_cell="F1")["count"] == 4
     ws = saved(call, book)["Data"]
     assert [ws[f"D{r}"].value for r in (2, 3, 4)] == [3, 2, 1]
-    assert [[ws["F1"].value, ws["G1"].value], [ws["F2"].value, ws["G2"].value]] == [["Name", "ann"], ["Score", 3]]
+    assert [[ws["F1"].value, ws["G1"].value], [ws["F2"].value, ws["G2"].value]] == [
+        ["Name", "ann"],
+        ["Score", 3],
+    ]
 
 
 def test_formatting_tools(call: ToolCaller, book: Path) -> None:
     assert call.effect(NS + "highlight_range", range_str="A1:B1")["count"] == 2
     assert call.effect(NS + "highlight_range", range_str="A1:B1")["kind"] == "none"
-    assert call.effect(NS + "format_range", range_str="C1:C2", font_color="#0000ff", bold=True,
-                       alignment="center")["count"] == 2  # fmt: skip
+    assert (
+        call.effect(
+            NS + "format_range", range_str="C1:C2", font_color="#0000ff", bold=True, alignment="center"
+        )["count"]
+        == 2
+    )
     assert call.effect(NS + "set_number_format", range_str="B2:B4", format_type="percentage")["count"] == 3
     assert call.effect(NS + "merge_cells", range_str="A7:B7")["count"] == 1
     assert call.effect(NS + "adjust_column_width", columns="A:B", width=20)["count"] == 2
@@ -82,7 +110,11 @@ def test_formatting_tools(call: ToolCaller, book: Path) -> None:
     wb = saved(call, book)
     ws = wb["Data"]
     assert ws["A1"].fill.fgColor.rgb.endswith("FF0000")
-    assert ws["C1"].font.b and ws["C1"].font.color.rgb.endswith("0000FF") and ws["C1"].alignment.horizontal == "center"
+    assert (
+        ws["C1"].font.b
+        and ws["C1"].font.color.rgb.endswith("0000FF")
+        and ws["C1"].alignment.horizontal == "center"
+    )
     assert "%" in ws["B2"].number_format
     assert "A7:B7" in {str(r) for r in ws.merged_cells.ranges}
     assert ws.column_dimensions["A"].width > 15 and ws.row_dimensions[1].height == pytest.approx(30, abs=1)
@@ -107,10 +139,18 @@ def test_view_tools(call: ToolCaller, book: Path) -> None:
 
 
 def test_chart_pivot_and_reorder_columns(call: ToolCaller, book: Path) -> None:
-    assert call.effect(NS + "create_chart", chart_type="bar", data_range="A1:B4", title="Scores")["count"] == 1
+    assert (
+        call.effect(NS + "create_chart", chart_type="bar", data_range="A1:B4", title="Scores")["count"] == 1
+    )
     call.effect(NS + "switch_active_sheet", sheet_name="Other")
-    effect = call.effect(NS + "create_pivot_table", source_sheet="Data", table_name="P1", row_fields=["Team"],
-                         value_fields=["C"], aggregation_function="count")  # fmt: skip
+    effect = call.effect(
+        NS + "create_pivot_table",
+        source_sheet="Data",
+        table_name="P1",
+        row_fields=["Team"],
+        value_fields=["C"],
+        aggregation_function="count",
+    )
     assert effect["count"] > 0
     call.effect(NS + "switch_active_sheet", sheet_name="Data")
     assert call.effect(NS + "reorder_columns", column_order=["C", "A", "B"])["count"] > 0
@@ -128,10 +168,20 @@ def test_calc2_tools(call: ToolCaller, book: Path, office: Office) -> None:  # n
     assert call.effect(NS + "format_numbers_to_human_readable", cell_range="E2:E3")["count"] == 1
     call.effect(NS + "set_column_values", column_name="F", data=[2, 4], start_index=1)
     assert call.effect(NS + "auto_fill_down", source_range="F1:F2", rows_to_fill=2)["count"] == 2
-    assert call.effect(NS + "copy_cells_between_sheets", source_range="A1:B2", target_sheet_name="Other",
-                       target_start_cell="C3")["count"] == 4  # fmt: skip
+    assert (
+        call.effect(
+            NS + "copy_cells_between_sheets",
+            source_range="A1:B2",
+            target_sheet_name="Other",
+            target_start_cell="C3",
+        )["count"]
+        == 4
+    )
     pdf = office.workdir / "first.pdf"
-    assert call.effect(NS + "scale_first_sheet_and_export_pdf", output_path=str(pdf))["count"] == pdf.stat().st_size
+    assert (
+        call.effect(NS + "scale_first_sheet_and_export_pdf", output_path=str(pdf))["count"]
+        == pdf.stat().st_size
+    )
     assert pdf.read_bytes().startswith(b"%PDF")
     wb = saved(call, book)
     ws = wb["Data"]
@@ -143,7 +193,9 @@ def test_exports_write_files(call: ToolCaller, book: Path) -> None:
     csv = call.effect(NS + "export_to_csv")
     assert csv["count"] > 0 and book.with_suffix(".csv").read_text().startswith("Name,Score,Team")
     pdf = book.with_name("some.pdf")
-    assert call.effect(NS + "export_to_pdf", file_path=str(pdf), sheets=["Data"])["count"] == pdf.stat().st_size
+    assert (
+        call.effect(NS + "export_to_pdf", file_path=str(pdf), sheets=["Data"])["count"] == pdf.stat().st_size
+    )
 
 
 def test_bad_names_are_tool_errors_that_name_the_fix(call: ToolCaller, book: Path) -> None:

@@ -1,4 +1,4 @@
-"""serve_all on a Unix socket + the host-side MCPToolClient; and a stdio server under the SDK's ClientSession."""
+"""serve_all on a Unix socket with the host-side MCPToolClient; a stdio server under ClientSession."""
 
 from __future__ import annotations
 
@@ -14,7 +14,6 @@ import openpyxl
 import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp_fixtures import Office, office, wait_until  # noqa: F401
-
 from osworld_mcp_env.mcp_client import MCPToolClient, ToolErrorCode
 from osworld_mcp_env.mcp_servers.uno_conn import CALC, UnoSession
 
@@ -115,16 +114,24 @@ def test_a_hung_tool_times_out_and_the_desktop_keeps_working(client: MCPToolClie
 
 def test_stdio_server_with_the_sdks_client_session(office: Office, book: Path) -> None:  # noqa: F811
     exe = Path(sys.executable).with_name("osworld-mcp-server")
-    params = StdioServerParameters(command=str(exe), args=["libreoffice_calc", "--stdio"],
-                                   env={**os.environ, "OSWORLD_UNO_URL": office.config.uno_url})  # fmt: skip
+    params = StdioServerParameters(
+        command=str(exe),
+        args=["libreoffice_calc", "--stdio"],
+        env={**os.environ, "OSWORLD_UNO_URL": office.config.uno_url},
+    )
 
     async def go() -> None:
         with anyio.fail_after(60):
             async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
                 await session.initialize()
                 tools = (await session.list_tools()).tools
-                assert {t.name for t in tools} >= {"libreoffice_calc.set_cell_value", "libreoffice_calc.env_info"}
-                r = await session.call_tool("libreoffice_calc.set_cell_value", {"cell": "D4", "value": "via stdio"})
+                assert {t.name for t in tools} >= {
+                    "libreoffice_calc.set_cell_value",
+                    "libreoffice_calc.env_info",
+                }
+                r = await session.call_tool(
+                    "libreoffice_calc.set_cell_value", {"cell": "D4", "value": "via stdio"}
+                )
                 assert not r.is_error and r.structured_content["effect"]["targets"] == ["D4"]
                 r = await session.call_tool("libreoffice_calc.nope", {})
                 assert r.is_error

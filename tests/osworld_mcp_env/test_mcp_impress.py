@@ -50,15 +50,25 @@ def test_read_tools(call: ToolCaller, deck: Path) -> None:
 
 
 def test_text_tools(call: ToolCaller, deck: Path) -> None:
-    assert call.effect(NS + "write_text", content="Title!", page_index=1, box_index=0, bold=True)["count"] == 1
-    assert call.effect(NS + "write_text", content=" more", page_index=2, box_index=1, append=True)["count"] == 1
-    assert call.effect(NS + "set_style", slide_index=2, box_index=0, italic=True, underline=True)["count"] == 2
+    assert (
+        call.effect(NS + "write_text", content="Title!", page_index=1, box_index=0, bold=True)["count"] == 1
+    )
+    assert (
+        call.effect(NS + "write_text", content=" more", page_index=2, box_index=1, append=True)["count"] == 1
+    )
+    assert (
+        call.effect(NS + "set_style", slide_index=2, box_index=0, italic=True, underline=True)["count"] == 2
+    )
     assert call.effect(NS + "set_text_color", slide_index=2, box_index=0, color="red")["count"] == 1
     assert call.effect(NS + "set_text_color", slide_index=2, box_index=0, color="#ff0000")["kind"] == "none"
     assert call.effect(NS + "set_slide_font", slide_index=1, font_name="DejaVu Sans")["count"] == 2
-    assert call.effect(NS + "set_textbox_alignment", slide_index=1, box_index=1, alignment="center")["count"] == 3
-    assert call.effect(NS + "set_text_strikethrough", slide_index=1, box_index=1, line_numbers=[2],
-                       apply=True)["targets"] == ["2"]  # fmt: skip
+    assert (
+        call.effect(NS + "set_textbox_alignment", slide_index=1, box_index=1, alignment="center")["count"]
+        == 3
+    )
+    assert call.effect(
+        NS + "set_text_strikethrough", slide_index=1, box_index=1, line_numbers=[2], apply=True
+    )["targets"] == ["2"]
     prs = saved(call, deck)
     assert texts(prs, 0)[0] == "Title!" and texts(prs, 1)[1] == "delta more"
     run = prs.slides[0].shapes[0].text_frame.paragraphs[0].runs[0]
@@ -89,7 +99,10 @@ def test_box_and_slide_tools(call: ToolCaller, deck: Path, office: Office) -> No
     pictures = [sh for sh in prs.slides[2].shapes if sh.shape_type == 13]
     assert len(pictures) == 1 and abs(pictures[0].width - Inches(4 / 2.54)) < Inches(0.05)
     assert len(prs.slides[1].shapes) == 1  # the copy of slide 1 lost its body box
-    assert "FF00" in prs.slides[0].background._cSld.xml.upper() or prs.slides[0].follow_master_background is False
+    assert (
+        "FF00" in prs.slides[0].background._cSld.xml.upper()
+        or prs.slides[0].follow_master_background is False
+    )
 
 
 def test_files(call: ToolCaller, deck: Path, office: Office) -> None:  # noqa: F811

@@ -7,9 +7,8 @@ from pathlib import Path
 
 import pytest
 from mcp_fixtures import ToolCaller
-from PIL import Image
-
 from osworld_mcp_env.mcp_servers import ServerConfig, build_server
+from PIL import Image
 
 NS = "os."
 
@@ -47,7 +46,9 @@ def test_trash_restore(call: ToolCaller, home: Path) -> None:
     (trash.parent / "info/poster.png.trashinfo").write_text(
         f"[Trash Info]\nPath={home}/Pictures/poster.png\nDeletionDate=2024-01-01T00:00:00\n"
     )
-    assert call.effect(NS + "restore_file", file_name="poster.png")["targets"] == [f"{home}/Pictures/poster.png"]
+    assert call.effect(NS + "restore_file", file_name="poster.png")["targets"] == [
+        f"{home}/Pictures/poster.png"
+    ]
     assert (home / "Pictures/poster.png").read_bytes() == b"png"
     assert "not in the Trash" in call.error(NS + "restore_file", file_name="poster.png")
 
@@ -62,8 +63,12 @@ def test_images(call: ToolCaller, home: Path) -> None:
     assert effect["count"] == 400 - 100
     out = Image.open(home / "out.png")
     assert out.getpixel((0, 0))[3] == 0 and out.getpixel((10, 10)) == (200, 0, 0, 255)
-    assert call.effect(NS + "convert_image_format", image_path="in.png", output_format="jpg",
-                       output_path="in.jpg")["count"] > 0  # fmt: skip
+    assert (
+        call.effect(
+            NS + "convert_image_format", image_path="in.png", output_format="jpg", output_path="in.jpg"
+        )["count"]
+        > 0
+    )
     assert Image.open(home / "in.jpg").format == "JPEG"
 
 
@@ -71,19 +76,34 @@ def test_git_tools(call: ToolCaller, home: Path) -> None:
     repo = home / "repo"
     repo.mkdir()
     subprocess.run(["git", "init", "-q", str(repo)], check=True)
-    assert call.effect(NS + "git_set_user_info", username="Ann", email="a@x.org", is_global=False,
-                       repo_path=str(repo))["count"] == 2  # fmt: skip
-    assert call.effect(NS + "git_set_user_info", username="Ann", email="a@x.org", is_global=False,
-                       repo_path=str(repo))["kind"] == "none"  # fmt: skip
+    assert (
+        call.effect(
+            NS + "git_set_user_info", username="Ann", email="a@x.org", is_global=False, repo_path=str(repo)
+        )["count"]
+        == 2
+    )
+    assert (
+        call.effect(
+            NS + "git_set_user_info", username="Ann", email="a@x.org", is_global=False, repo_path=str(repo)
+        )["kind"]
+        == "none"
+    )
     assert call.effect(NS + "git_set_user_info", username="G", email="g@x.org", is_global=True)["count"] == 2
     assert "name = G" in (home / ".gitconfig").read_text()
     (repo / "f.txt").write_text("hi")
-    assert call.effect(NS + "git_operation", operation="add", repo_path=str(repo), arguments=["f.txt"])["count"] == 1
-    effect = call.effect(NS + "git_operation", operation="commit", repo_path=str(repo), arguments=["-m", "first"])
+    assert (
+        call.effect(NS + "git_operation", operation="add", repo_path=str(repo), arguments=["f.txt"])["count"]
+        == 1
+    )
+    effect = call.effect(
+        NS + "git_operation", operation="commit", repo_path=str(repo), arguments=["-m", "first"]
+    )
     assert effect["details"]["head_after"] and not effect["details"]["head_before"]
     zero = call.effect(NS + "git_operation", operation="status", repo_path=str(repo))
     assert zero["kind"] == "none" and zero["count"] == 0
-    assert "failed" in call.error(NS + "git_operation", operation="checkout", repo_path=str(repo), arguments=["nope"])
+    assert "failed" in call.error(
+        NS + "git_operation", operation="checkout", repo_path=str(repo), arguments=["nope"]
+    )
 
 
 def test_calculator_and_terminal_size(call: ToolCaller, home: Path) -> None:

@@ -44,7 +44,10 @@ def test_find_and_replace_counts_replacements_and_zero_matches_is_zero_effect(
     none = call(NS + "find_and_replace", pattern="zebra", replacement="x")
     assert not none.is_error and none.structured_content["effect"]["kind"] == "none"
     assert none.content[0].text.startswith("No effect:")
-    assert call.effect(NS + "find_and_replace", pattern="dag", replacement="cow", paragraph_indices=[1])["count"] == 1
+    assert (
+        call.effect(NS + "find_and_replace", pattern="dag", replacement="cow", paragraph_indices=[1])["count"]
+        == 1
+    )
     paras = [p.text for p in saved(call, document).paragraphs]
     assert paras[:2] == ["The dag sat on the mat.", "A second cow paragraph."]
 
@@ -68,7 +71,10 @@ def test_insertions_at_cursor(call: ToolCaller, document: Path, office: Office) 
     assert call.effect(NS + "write_text", text="Hello ", bold=True, size=14)["count"] == 6
     image = office.workdir / "dot.png"
     Image.new("RGB", (40, 20), "red").save(image)
-    assert call.effect(NS + "insert_image_at_cursor", image_path=str(image), width=80)["details"]["height_px"] == 40
+    assert (
+        call.effect(NS + "insert_image_at_cursor", image_path=str(image), width=80)["details"]["height_px"]
+        == 40
+    )
     if HAVE_MATH:
         assert call.effect(NS + "insert_formula_at_cursor", formula="a^2 + b^2 = c^2")["count"] == 1
     else:

@@ -16,6 +16,7 @@ unknown tool, invalid arguments, a timeout or a tool failure come back as a
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 import time
 from concurrent.futures import Future
@@ -77,10 +78,19 @@ class ToolCallResult:
         return None if self.effect is None else self.effect.get("changed")
 
 
-def _failure(name: str, code: ToolErrorCode, text: str, *, dispatched: bool, latency_ms: float = 0.0,
-             **details: Any) -> ToolCallResult:  # fmt: skip
-    return ToolCallResult(name=name, exec_ok=False, effect=None, text=f"Error [{code}]: {text}",
-                          latency_ms=latency_ms, error_code=code, dispatched=dispatched, details=details)  # fmt: skip
+def _failure(
+    name: str, code: ToolErrorCode, text: str, *, dispatched: bool, latency_ms: float = 0.0, **details: Any
+) -> ToolCallResult:
+    return ToolCallResult(
+        name=name,
+        exec_ok=False,
+        effect=None,
+        text=f"Error [{code}]: {text}",
+        latency_ms=latency_ms,
+        error_code=code,
+        dispatched=dispatched,
+        details=details,
+    )
 
 
 class MCPToolClient:
@@ -127,7 +137,9 @@ class MCPToolClient:
     async def _hold(self, namespace: str, ready: asyncio.Future[ClientSession]) -> None:
         try:
             async with (
-                httpx2.AsyncClient(transport=httpx2.AsyncHTTPTransport(uds=self.socket_path), timeout=None) as http,
+                httpx2.AsyncClient(
+                    transport=httpx2.AsyncHTTPTransport(uds=self.socket_path), timeout=None
+                ) as http,
                 streamable_http_client(f"{_BASE_URL}/{namespace}/mcp", http_client=http) as streams,
                 ClientSession(streams[0], streams[1]) as session,
             ):
@@ -160,11 +172,15 @@ class MCPToolClient:
         try:
             return self._run(self._list(namespace), self.connect_timeout_s)
         except FutureTimeout as exc:
-            raise DesktopError(f"MCP namespace {namespace!r} did not answer in {self.connect_timeout_s} s") from exc
+            raise DesktopError(
+                f"MCP namespace {namespace!r} did not answer in {self.connect_timeout_s} s"
+            ) from exc
         except Exception as exc:
             raise DesktopError(f"MCP namespace {namespace!r} at {self.socket_path}: {exc!r}") from exc
 
-    def call(self, name: str, arguments: dict[str, Any] | None = None, *, timeout_s: float = 30.0) -> ToolCallResult:
+    def call(
+        self, name: str, arguments: dict[str, Any] | None = None, *, timeout_s: float = 30.0
+    ) -> ToolCallResult:
         """Calls ``namespace.method`` with arguments validated against its schema first.
 
         Never raises for a bad call: returns a result with ``error_code`` instead.
@@ -174,8 +190,9 @@ class MCPToolClient:
         try:
             tools = self.list_tools(namespace) if namespace else {}
         except DesktopError as exc:
-            return _failure(name, ToolErrorCode.UNKNOWN_TOOL, f"no tool server for {namespace!r}: {exc}",
-                            dispatched=False)  # fmt: skip
+            return _failure(
+                name, ToolErrorCode.UNKNOWN_TOOL, f"no tool server for {namespace!r}: {exc}", dispatched=False
+            )
         tool = tools.get(name)
         if tool is None:
             return _failure(name, ToolErrorCode.UNKNOWN_TOOL, f"no tool named {name!r}", dispatched=False)
@@ -187,16 +204,18 @@ class MCPToolClient:
             result = self._run(self._call(namespace, name, arguments), timeout_s)
         except FutureTimeout:
             ms = (time.perf_counter() - start) * 1000
-            return _failure(name, ToolErrorCode.TIMEOUT, f"no answer in {timeout_s} s", dispatched=True,
-                            latency_ms=ms)  # fmt: skip
+            return _failure(
+                name, ToolErrorCode.TIMEOUT, f"no answer in {timeout_s} s", dispatched=True, latency_ms=ms
+            )
         ms = (time.perf_counter() - start) * 1000
         text = "\n".join(getattr(block, "text", "") for block in result.content)
         structured = result.structured_content
         if result.is_error:
             return _failure(name, ToolErrorCode.TOOL_ERROR, text, dispatched=True, latency_ms=ms)
         effect = structured.get("effect") if isinstance(structured, dict) else None
-        return ToolCallResult(name=name, exec_ok=True, effect=effect, text=text, structured=structured,
-                              latency_ms=ms)  # fmt: skip
+        return ToolCallResult(
+            name=name, exec_ok=True, effect=effect, text=text, structured=structured, latency_ms=ms
+        )
 
     async def _call(self, namespace: str, name: str, arguments: dict[str, Any]) -> Any:
         session = await self._session(namespace)
@@ -212,10 +231,9 @@ class MCPToolClient:
             self._closing.set()
             await asyncio.wait(self._holders, timeout=5) if self._holders else None
 
-        try:
+        # Closing a dead connection must not mask the caller's error.
+        with contextlib.suppress(Exception):
             self._run(shut(), 6.0)
-        except Exception:  # closing a dead connection must not mask the caller's error
-            pass
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(timeout=5)
 

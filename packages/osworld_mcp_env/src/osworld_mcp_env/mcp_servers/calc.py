@@ -77,9 +77,7 @@ def write_cell(cell: Any, value: Any) -> bool:
     before = cell.getFormula()
     if value is None or value == "":
         cell.setString("")
-    elif isinstance(value, bool):
-        cell.setValue(float(value))
-    elif isinstance(value, int | float):
+    elif isinstance(value, (bool, int | float)):
         cell.setValue(float(value))
     else:
         text = str(value)
@@ -215,7 +213,6 @@ def export_to_pdf(
     path = Path(file_path) if file_path else default_export_path(doc, ".pdf")
     out = _export_sheets_pdf(app, path, sheets)
     if open_after_export:
-        app.doc().getCurrentController().getFrame()  # keep the office in front; opening is the GUI's job
         out.effect.details["opened"] = False
         out.message += " (open_after_export is not supported here; the PDF was not opened)"
     return out
@@ -288,9 +285,12 @@ def reorder_sheets(app: OfficeApp, sheet_name: str, position: int) -> ToolOutput
     sheets.moveByName(sheet_name, position + 1 if position > old else position)
     new_order = list(sheets.getElementNames())
     return changed(
-        f"Moved {sheet_name!r} from {old} to {new_order.index(sheet_name)}.", 1, "sheets", [sheet_name],
+        f"Moved {sheet_name!r} from {old} to {new_order.index(sheet_name)}.",
+        1,
+        "sheets",
+        [sheet_name],
         order=new_order,
-    )  # fmt: skip
+    )
 
 
 # ----------------------------------------------------------------------------- cells
@@ -322,8 +322,13 @@ def set_column_values(app: OfficeApp, column_name: str, data: list[Any], start_i
             raise ToolError("set_column_values cannot write formulas; use set_cell_value")
         if write_cell(sheet.getCellByPosition(col, start_index - 1 + i), value):
             targets.append(cell_name(col, start_index - 1 + i))
-    return changed(f"Wrote {len(data)} values to column {column_letter(col)}; {len(targets)} cells changed.",
-                   len(targets), "cells", targets, written=len(data))  # fmt: skip
+    return changed(
+        f"Wrote {len(data)} values to column {column_letter(col)}; {len(targets)} cells changed.",
+        len(targets),
+        "cells",
+        targets,
+        written=len(data),
+    )
 
 
 @calc.tool()
@@ -373,8 +378,12 @@ def sort_column(app: OfficeApp, column_name: str, ascending: bool = True, start_
     for i, value in enumerate(ordered):
         if write_cell(rng.getCellByPosition(0, i), value):
             targets.append(cell_name(col, start_index - 1 + i))
-    return changed(f"Sorted column {column_letter(col)} {'ascending' if ascending else 'descending'}.",
-                   len(targets), "cells", targets)  # fmt: skip
+    return changed(
+        f"Sorted column {column_letter(col)} {'ascending' if ascending else 'descending'}.",
+        len(targets),
+        "cells",
+        targets,
+    )
 
 
 @calc.tool()
@@ -441,7 +450,7 @@ def format_range(
     alignment: str | None = None,
 ) -> ToolOutput:
     """Set background, font colour, bold and horizontal alignment of a range."""
-    import uno  # noqa: PLC0415
+    import uno
 
     wanted: dict[str, Any] = {}
     if background_color is not None:
@@ -469,10 +478,17 @@ def format_range(
 
 
 _NUMBER_FORMATS = {
-    "general": None, "number": "0", "currency": "[$$-409]#,##0", "accounting": "_($* #,##0_)",
-    "date": "YYYY-MM-DD", "time": "HH:MM:SS", "percentage": "0%", "fraction": "# ?/?",
-    "scientific": "0E+00", "text": "@",
-}  # fmt: skip
+    "general": None,
+    "number": "0",
+    "currency": "[$$-409]#,##0",
+    "accounting": "_($* #,##0_)",
+    "date": "YYYY-MM-DD",
+    "time": "HH:MM:SS",
+    "percentage": "0%",
+    "fraction": "# ?/?",
+    "scientific": "0E+00",
+    "text": "@",
+}
 
 
 @calc.tool()
@@ -490,8 +506,11 @@ def set_number_format(
     if code is None:
         key = 0
     else:
-        if decimal_places is not None and decimal_places > 0 and kind in {"number", "currency", "accounting",
-                                                                          "percentage", "scientific"}:  # fmt: skip
+        if (
+            decimal_places is not None
+            and decimal_places > 0
+            and kind in {"number", "currency", "accounting", "percentage", "scientific"}
+        ):
             decimals = "." + "0" * decimal_places
             code = code.replace("0%", f"0{decimals}%").replace("0E", f"0{decimals}E")
             if kind in {"number", "currency", "accounting"}:
@@ -583,8 +602,14 @@ def freeze_panes(app: OfficeApp, rows: int = 0, columns: int = 0) -> ToolOutput:
     after = (controller.getSplitRow(), controller.getSplitColumn(), controller.hasFrozenPanes())
     if after == before:
         return no_effect(f"Panes were already frozen at {rows} rows, {columns} columns.", "settings")
-    return changed(f"Froze {rows} rows and {columns} columns.", 1, "settings", ["freeze"],
-                   split_row=after[0], split_column=after[1])  # fmt: skip
+    return changed(
+        f"Froze {rows} rows and {columns} columns.",
+        1,
+        "settings",
+        ["freeze"],
+        split_row=after[0],
+        split_column=after[1],
+    )
 
 
 @calc.tool()
@@ -598,8 +623,14 @@ def set_zoom_level(app: OfficeApp, zoom_percentage: int) -> ToolOutput:
     controller.ZoomValue = zoom_percentage
     if controller.ZoomValue == before:
         return no_effect(f"Zoom was already {before}%.", "settings")
-    return changed(f"Zoom {before}% -> {controller.ZoomValue}%.", 1, "settings", ["zoom"],
-                   before=before, after=controller.ZoomValue)  # fmt: skip
+    return changed(
+        f"Zoom {before}% -> {controller.ZoomValue}%.",
+        1,
+        "settings",
+        ["zoom"],
+        before=before,
+        after=controller.ZoomValue,
+    )
 
 
 from osworld_mcp_env.mcp_servers import calc_extra as _calc_extra  # noqa: E402, F401  (registers more tools)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 from typing import Any
@@ -42,7 +43,7 @@ def create_chart(
     y_axis_title: str | None = None,
 ) -> ToolOutput:
     """Insert a chart of a data range into the active sheet."""
-    import uno  # noqa: PLC0415
+    import uno
 
     kind = chart_type.lower().strip()
     if kind not in _CHARTS:
@@ -104,7 +105,7 @@ def create_pivot_table(
 
     Fields are column letters (``A``) or header texts of the source's first row.
     """
-    import uno  # noqa: PLC0415
+    import uno
 
     func = _FUNCTIONS.get(aggregation_function.lower().strip())
     if func is None:
@@ -217,8 +218,13 @@ def copy_cells_between_sheets(
         for c, (a, b) in enumerate(zip(old, new, strict=True))
         if a != b
     ]
-    return changed(f"Copied {source_range} to {target_sheet_name}!{target_start_cell}.", len(targets), "cells",
-                   targets, copied=(width + 1) * (height + 1))  # fmt: skip
+    return changed(
+        f"Copied {source_range} to {target_sheet_name}!{target_start_cell}.",
+        len(targets),
+        "cells",
+        targets,
+        copied=(width + 1) * (height + 1),
+    )
 
 
 def _human(value: float) -> str | None:
@@ -232,7 +238,7 @@ def _human(value: float) -> str | None:
 @calc.tool()
 def format_numbers_to_human_readable(app: OfficeApp, cell_range: str) -> ToolOutput:
     """Replace numbers >= 1 million in a range by text like ``1.2M`` / ``3.4B``."""
-    from osworld_mcp_env.mcp_servers.calc import cell_range as range_of  # noqa: PLC0415  (name clash)
+    from osworld_mcp_env.mcp_servers.calc import cell_range as range_of
 
     targets = []
     for c, name in cells_of(range_of(active_sheet(app), cell_range)):
@@ -247,7 +253,7 @@ def format_numbers_to_human_readable(app: OfficeApp, cell_range: str) -> ToolOut
 def _series(seed: list[Any], n: int) -> list[Any]:
     numbers = [v for v in seed if isinstance(v, float)]
     if len(seed) >= 2 and len(numbers) == len(seed):
-        steps = {round(b - a, 12) for a, b in zip(seed, seed[1:], strict=False)}
+        steps = {round(b - a, 12) for a, b in itertools.pairwise(seed)}
         if len(steps) == 1:
             step = steps.pop()
             return [seed[-1] + step * (i + 1) for i in range(n)]

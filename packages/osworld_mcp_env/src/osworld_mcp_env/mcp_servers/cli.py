@@ -52,7 +52,7 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of ``osworld-mcp-server``."""
     args = _parser().parse_args(argv)
     config = config_from_args(args)
-    from osworld_mcp_env.mcp_servers.serve import build_server, serve_all  # noqa: PLC0415
+    from osworld_mcp_env.mcp_servers.serve import build_server, serve_all
 
     if args.uds:
         namespaces = NAMESPACES if args.namespace == "all" else (args.namespace,)

@@ -13,7 +13,11 @@ from typing import Any
 from mcp.server.mcpserver.exceptions import ToolError
 
 from osworld_mcp_env.mcp_servers.effects import ToolOutput, changed, no_effect, read
-from osworld_mcp_env.mcp_servers.office_common import document_path, export_document, parse_colour, save_document
+from osworld_mcp_env.mcp_servers.office_common import (
+    export_document,
+    parse_colour,
+    save_document,
+)
 from osworld_mcp_env.mcp_servers.registry import ToolRegistry
 from osworld_mcp_env.mcp_servers.uno_conn import IMPRESS, OfficeApp, office_lifespan, stat_or_none, to_url
 
@@ -21,7 +25,7 @@ impress: ToolRegistry[OfficeApp] = ToolRegistry("libreoffice_impress", office_li
 
 
 def _uno() -> Any:
-    import uno  # noqa: PLC0415
+    import uno
 
     return uno
 
@@ -119,9 +123,11 @@ def save(app: OfficeApp) -> ToolOutput:
 
 
 _SAVE_FILTERS = {
-    ".pptx": "Impress MS PowerPoint 2007 XML", ".ppt": "MS PowerPoint 97", ".odp": "impress8",
+    ".pptx": "Impress MS PowerPoint 2007 XML",
+    ".ppt": "MS PowerPoint 97",
+    ".odp": "impress8",
     ".pdf": "impress_pdf_Export",
-}  # fmt: skip
+}
 
 
 @impress.tool()
@@ -157,8 +163,14 @@ def configure_auto_save(app: OfficeApp, enabled: bool, interval_minutes: float) 
     node.commitChanges()
     after = {"Enabled": node.Enabled, "TimeIntervall": node.TimeIntervall}
     count = sum(before[k] != after[k] for k in before)
-    return changed(f"Autosave {'on' if enabled else 'off'}, every {after['TimeIntervall']} min.", count,
-                   "settings", [k for k in before if before[k] != after[k]], before=before, after=after)  # fmt: skip
+    return changed(
+        f"Autosave {'on' if enabled else 'off'}, every {after['TimeIntervall']} min.",
+        count,
+        "settings",
+        [k for k in before if before[k] != after[k]],
+        before=before,
+        after=after,
+    )
 
 
 @impress.tool()
@@ -179,7 +191,9 @@ def convert_to_docx(app: OfficeApp, output_path: str | None = None) -> ToolOutpu
                 body.insertControlCharacter(cursor, 0, False)
                 paragraphs += 1
     if output_path is None:
-        return changed(f"Opened a new Writer document with {paragraphs} paragraphs.", paragraphs, "paragraphs")
+        return changed(
+            f"Opened a new Writer document with {paragraphs} paragraphs.", paragraphs, "paragraphs"
+        )
     path = Path(output_path).expanduser()
     try:
         out = export_document(app, target, path, "MS Word 2007 XML")
@@ -189,12 +203,20 @@ def convert_to_docx(app: OfficeApp, output_path: str | None = None) -> ToolOutpu
     return out
 
 
-_IMAGE_TYPES = {"png": "image/png", "jpeg": "image/jpeg", "jpg": "image/jpeg", "gif": "image/gif",
-                "bmp": "image/bmp", "tiff": "image/tiff"}  # fmt: skip
+_IMAGE_TYPES = {
+    "png": "image/png",
+    "jpeg": "image/jpeg",
+    "jpg": "image/jpeg",
+    "gif": "image/gif",
+    "bmp": "image/bmp",
+    "tiff": "image/tiff",
+}
 
 
 @impress.tool()
-def export_to_image(app: OfficeApp, file_path: str, format: str, slide_index: int | None = None) -> ToolOutput:
+def export_to_image(
+    app: OfficeApp, file_path: str, format: str, slide_index: int | None = None
+) -> ToolOutput:
     """Export one slide, or every slide as ``name_<n>.ext``, to image files."""
     media = _IMAGE_TYPES.get(format.lower())
     if media is None:
@@ -260,8 +282,13 @@ def duplicate_slide(app: OfficeApp, slide_index: int, target_position: int) -> T
         if where() == index:
             time.sleep(0.05)
     final = [i + 1 for i in range(pages.getCount()) if pages.getByIndex(i) == copy]
-    return changed(f"Duplicated slide {slide_index}; the copy is slide {final[0]}.", 1, "slides",
-                   [str(final[0])], slide_count=pages.getCount())  # fmt: skip
+    return changed(
+        f"Duplicated slide {slide_index}; the copy is slide {final[0]}.",
+        1,
+        "slides",
+        [str(final[0])],
+        slide_count=pages.getCount(),
+    )
 
 
 @impress.tool()
@@ -295,7 +322,9 @@ def set_slide_background(
         path = Path(image_path).expanduser()
         if not path.is_file():
             raise ToolError(f"No image file at {path}")
-        graphic = app.uno.service("com.sun.star.graphic.GraphicProvider").queryGraphic(app.props(URL=to_url(path)))
+        graphic = app.uno.service("com.sun.star.graphic.GraphicProvider").queryGraphic(
+            app.props(URL=to_url(path))
+        )
     fill_style = _uno().Enum("com.sun.star.drawing.FillStyle", "BITMAP" if graphic else "SOLID")
     for i in indices:
         background = doc.createInstance("com.sun.star.drawing.Background")
@@ -306,8 +335,9 @@ def set_slide_background(
         else:
             background.FillColor = parse_colour(color)  # type: ignore[arg-type]
         slide(app, i).Background = background
-    return changed(f"Set the background of {len(indices)} slides.", len(indices), "slides",
-                   [str(i) for i in indices])  # fmt: skip
+    return changed(
+        f"Set the background of {len(indices)} slides.", len(indices), "slides", [str(i) for i in indices]
+    )
 
 
 # ----------------------------------------------------------------------------- boxes
@@ -342,8 +372,13 @@ def write_text(
         cursor.CharHeight = float(size)
     if shape.getString() == before and not (bold or italic or size):
         return no_effect(f"Box {box_index} on slide {page_index} already had that text.", "shapes")
-    return changed(f"Wrote {len(content)} characters into box {box_index} of slide {page_index}.", 1, "shapes",
-                   [f"{page_index}:{box_index}"], before=before[:200])  # fmt: skip
+    return changed(
+        f"Wrote {len(content)} characters into box {box_index} of slide {page_index}.",
+        1,
+        "shapes",
+        [f"{page_index}:{box_index}"],
+        before=before[:200],
+    )
 
 
 @impress.tool()
@@ -373,8 +408,12 @@ def set_text_color(app: OfficeApp, slide_index: int, box_index: int, color: str)
     """Colour all text of a box."""
     cursor = whole_text(text_box(app, slide_index, box_index))
     done = _set_if_differs(cursor, "CharColor", parse_colour(color))
-    return changed(f"Text colour of box {box_index} on slide {slide_index}.", int(done), "shapes",
-                   [f"{slide_index}:{box_index}"])  # fmt: skip
+    return changed(
+        f"Text colour of box {box_index} on slide {slide_index}.",
+        int(done),
+        "shapes",
+        [f"{slide_index}:{box_index}"],
+    )
 
 
 @impress.tool()
@@ -387,7 +426,9 @@ def set_background_color(app: OfficeApp, slide_index: int, box_index: int, color
         return no_effect("The box already has that fill.", "shapes")
     shape.FillStyle = solid
     shape.FillColor = colour
-    return changed(f"Filled box {box_index} on slide {slide_index}.", 1, "shapes", [f"{slide_index}:{box_index}"])
+    return changed(
+        f"Filled box {box_index} on slide {slide_index}.", 1, "shapes", [f"{slide_index}:{box_index}"]
+    )
 
 
 @impress.tool()
@@ -433,8 +474,9 @@ def set_text_strikethrough(
     for n in line_numbers:
         if _set_if_differs(paras[n - 1], "CharStrikeout", 1 if apply else 0):
             touched.append(str(n))
-    return changed(f"Strike-through {'on' if apply else 'off'} for lines {line_numbers}.", len(touched), "lines",
-                   touched)  # fmt: skip
+    return changed(
+        f"Strike-through {'on' if apply else 'off'} for lines {line_numbers}.", len(touched), "lines", touched
+    )
 
 
 @impress.tool()
@@ -445,14 +487,26 @@ def delete_content(app: OfficeApp, slide_index: int, box_index: int) -> ToolOutp
     before = page.getCount()
     text = shape.getString() if shape.supportsService("com.sun.star.drawing.Text") else ""
     page.remove(shape)
-    return changed(f"Deleted box {box_index} of slide {slide_index}.", before - page.getCount(), "shapes",
-                   [f"{slide_index}:{box_index}"], text=text[:200])  # fmt: skip
+    return changed(
+        f"Deleted box {box_index} of slide {slide_index}.",
+        before - page.getCount(),
+        "shapes",
+        [f"{slide_index}:{box_index}"],
+        text=text[:200],
+    )
 
 
 _ANCHORS = {
-    "left": (0.0, 0.5), "right": (1.0, 0.5), "center": (0.5, 0.5), "top": (0.5, 0.0), "bottom": (0.5, 1.0),
-    "top-left": (0.0, 0.0), "top-right": (1.0, 0.0), "bottom-left": (0.0, 1.0), "bottom-right": (1.0, 1.0),
-}  # fmt: skip
+    "left": (0.0, 0.5),
+    "right": (1.0, 0.5),
+    "center": (0.5, 0.5),
+    "top": (0.5, 0.0),
+    "bottom": (0.5, 1.0),
+    "top-left": (0.0, 0.0),
+    "top-right": (1.0, 0.0),
+    "bottom-left": (0.0, 1.0),
+    "bottom-right": (1.0, 1.0),
+}
 
 
 @impress.tool()
@@ -471,8 +525,14 @@ def position_box(app: OfficeApp, slide_index: int, box_index: int, position: str
     if (old.X, old.Y) == (point.X, point.Y):
         return no_effect(f"Box is already at {position}.", "shapes")
     shape.setPosition(point)
-    return changed(f"Moved box {box_index} of slide {slide_index} to {position}.", 1, "shapes",
-                   [f"{slide_index}:{box_index}"], x=point.X, y=point.Y)  # fmt: skip
+    return changed(
+        f"Moved box {box_index} of slide {slide_index} to {position}.",
+        1,
+        "shapes",
+        [f"{slide_index}:{box_index}"],
+        x=point.X,
+        y=point.Y,
+    )
 
 
 def _place(page: Any, shape: Any, position: dict[str, float] | None, size: dict[str, float] | None) -> None:
@@ -504,7 +564,9 @@ def insert_image(
         raise ToolError(f"No image file at {path}")
     doc = app.doc()
     page = slide(app, slide_index)
-    graphic = app.uno.service("com.sun.star.graphic.GraphicProvider").queryGraphic(app.props(URL=to_url(path)))
+    graphic = app.uno.service("com.sun.star.graphic.GraphicProvider").queryGraphic(
+        app.props(URL=to_url(path))
+    )
     if graphic is None:
         raise ToolError(f"LibreOffice cannot read {path} as an image")
     shape = doc.createInstance("com.sun.star.drawing.GraphicObjectShape")
@@ -512,12 +574,17 @@ def insert_image(
     shape.Graphic = graphic
     size = _uno().createUnoStruct("com.sun.star.awt.Size")
     size.Width = round((width or 8) * 1000)
-    size.Height = round((height or (width or 8) * graphic.Size100thMM.Height / max(graphic.Size100thMM.Width, 1))
-                        * 1000)  # fmt: skip
+    size.Height = round(
+        (height or (width or 8) * graphic.Size100thMM.Height / max(graphic.Size100thMM.Width, 1)) * 1000
+    )
     shape.setSize(size)
     _place(page, shape, position, None)
-    return changed(f"Inserted {path.name} on slide {slide_index} as box {page.getCount() - 1}.", 1, "shapes",
-                   [f"{slide_index}:{page.getCount() - 1}"])  # fmt: skip
+    return changed(
+        f"Inserted {path.name} on slide {slide_index} as box {page.getCount() - 1}.",
+        1,
+        "shapes",
+        [f"{slide_index}:{page.getCount() - 1}"],
+    )
 
 
 @impress.tool()
@@ -545,10 +612,10 @@ def insert_file(
     _place(page, shape, position or {"x": 25, "y": 25}, size or {"width": 50, "height": 50})
     if autoplay and hasattr(shape, "Loop"):
         shape.Loop = False
-    return changed(f"Inserted {path.name} on slide {slide_index}.", 1, "shapes",
-                   [f"{slide_index}:{page.getCount() - 1}"], autoplay=autoplay)  # fmt: skip
-
-
-def _path_of(app: OfficeApp) -> str | None:
-    path = document_path(app.doc())
-    return str(path) if path else None
+    return changed(
+        f"Inserted {path.name} on slide {slide_index}.",
+        1,
+        "shapes",
+        [f"{slide_index}:{page.getCount() - 1}"],
+        autoplay=autoplay,
+    )

@@ -12,12 +12,29 @@ from osworld_mcp_env.mcp_servers.effects import ToolOutput, changed, no_effect
 from osworld_mcp_env.mcp_servers.uno_conn import OfficeApp, from_url, stat_or_none, to_url
 
 _NAMED_COLOURS = {
-    "black": 0x000000, "white": 0xFFFFFF, "red": 0xFF0000, "green": 0x00FF00, "blue": 0x0000FF,
-    "yellow": 0xFFFF00, "cyan": 0x00FFFF, "magenta": 0xFF00FF, "gray": 0x808080, "grey": 0x808080,
-    "orange": 0xFFA500, "purple": 0x800080, "pink": 0xFFC0CB, "brown": 0xA52A2A, "darkblue": 0x00008B,
-    "darkgreen": 0x006400, "darkred": 0x8B0000, "lightblue": 0xADD8E6, "lightgreen": 0x90EE90,
-    "lightgray": 0xD3D3D3, "lightgrey": 0xD3D3D3, "navy": 0x000080,
-}  # fmt: skip
+    "black": 0x000000,
+    "white": 0xFFFFFF,
+    "red": 0xFF0000,
+    "green": 0x00FF00,
+    "blue": 0x0000FF,
+    "yellow": 0xFFFF00,
+    "cyan": 0x00FFFF,
+    "magenta": 0xFF00FF,
+    "gray": 0x808080,
+    "grey": 0x808080,
+    "orange": 0xFFA500,
+    "purple": 0x800080,
+    "pink": 0xFFC0CB,
+    "brown": 0xA52A2A,
+    "darkblue": 0x00008B,
+    "darkgreen": 0x006400,
+    "darkred": 0x8B0000,
+    "lightblue": 0xADD8E6,
+    "lightgreen": 0x90EE90,
+    "lightgray": 0xD3D3D3,
+    "lightgrey": 0xD3D3D3,
+    "navy": 0x000080,
+}
 
 
 def parse_colour(value: str | int | float) -> int:

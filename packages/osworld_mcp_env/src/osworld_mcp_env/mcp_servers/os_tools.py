@@ -47,8 +47,14 @@ class OsApp:
         if shutil.which(argv[0]) is None:
             raise ToolError(f"{argv[0]} is not installed on this desktop")
         try:
-            proc = subprocess.run(argv, capture_output=True, text=True, timeout=self.config.command_timeout_s,
-                                  check=False, stdin=subprocess.DEVNULL)  # fmt: skip
+            proc = subprocess.run(
+                argv,
+                capture_output=True,
+                text=True,
+                timeout=self.config.command_timeout_s,
+                check=False,
+                stdin=subprocess.DEVNULL,
+            )
         except subprocess.TimeoutExpired as exc:
             raise ToolError(f"{' '.join(argv)} did not finish in {self.config.command_timeout_s} s") from exc
         if check and proc.returncode != 0:
@@ -84,7 +90,11 @@ def search_files(app: OsApp, keyword: str, root_dir: str = ".") -> ToolOutput:
 
 @os_tools.tool()
 def copy_matching_files_with_hierarchy(
-    app: OsApp, root_dir: str = ".", dest_dir: str = "fails", pattern: str = "*failed.ipynb", dry_run: bool = False
+    app: OsApp,
+    root_dir: str = ".",
+    dest_dir: str = "fails",
+    pattern: str = "*failed.ipynb",
+    dry_run: bool = False,
 ) -> ToolOutput:
     """Copy files matching a glob into ``dest_dir`` (relative to root), keeping their sub-folders."""
     root = app.path(root_dir)
@@ -102,12 +112,18 @@ def copy_matching_files_with_hierarchy(
     for src, target in pairs:
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(src, target)
-    return changed(f"Copied {len(pairs)} files matching {pattern!r} into {dest}.", len(pairs), "files",
-                   [str(b) for _, b in pairs])  # fmt: skip
+    return changed(
+        f"Copied {len(pairs)} files matching {pattern!r} into {dest}.",
+        len(pairs),
+        "files",
+        [str(b) for _, b in pairs],
+    )
 
 
 @os_tools.tool()
-def rename_directory(app: OsApp, old_path: str, new_path: str, create_intermediate: bool = False) -> ToolOutput:
+def rename_directory(
+    app: OsApp, old_path: str, new_path: str, create_intermediate: bool = False
+) -> ToolOutput:
     """Rename (move) a directory; refuses to overwrite."""
     old, new = app.path(old_path), app.path(new_path)
     if not old.is_dir():
@@ -164,7 +180,7 @@ def restore_file(app: OsApp, file_name: str) -> ToolOutput:
 @os_tools.tool()
 def convert_image_format(app: OsApp, image_path: str, output_format: str, output_path: str) -> ToolOutput:
     """Convert an image to PNG, JPG or PDF (transparency flattened onto white for JPG/PDF)."""
-    from PIL import Image  # noqa: PLC0415
+    from PIL import Image
 
     fmt = output_format.lower()
     if fmt not in {"png", "jpg", "pdf"}:
@@ -191,7 +207,7 @@ def remove_image_background(app: OsApp, image_path: str, output_path: str) -> To
     A flood fill from the border with a colour tolerance, not a segmentation model; it
     suits flat backgrounds (product shots, logos, scans).
     """
-    from PIL import Image, ImageDraw  # noqa: PLC0415
+    from PIL import Image, ImageDraw
 
     src, out = app.path(image_path), app.path(output_path)
     if not src.is_file():
@@ -235,13 +251,22 @@ def git_operation(
     def state() -> tuple[str, str]:
         if not (cwd / ".git").exists():
             return "", ""
-        head = app.run("git", "-C", str(cwd), "rev-parse", "--verify", "-q", "HEAD", check=False).stdout.strip()
+        head = app.run(
+            "git", "-C", str(cwd), "rev-parse", "--verify", "-q", "HEAD", check=False
+        ).stdout.strip()
         status = app.run("git", "-C", str(cwd), "status", "--porcelain", check=False).stdout
         return head, status
 
     before = state()
     if operation == "clone":
-        argv = ["git", "-C", str(app.config.home), "clone", *(arguments or []), *([str(cwd)] if repo_path else [])]
+        argv = [
+            "git",
+            "-C",
+            str(app.config.home),
+            "clone",
+            *(arguments or []),
+            *([str(cwd)] if repo_path else []),
+        ]
     else:
         argv = ["git", "-C", str(cwd), operation, *(arguments or [])]
     proc = app.run(*argv)
@@ -249,8 +274,15 @@ def git_operation(
     output = (proc.stdout + proc.stderr).strip()[:4000]
     if before == after and operation not in {"clone"}:
         return no_effect(f"git {operation} ran; HEAD and working tree unchanged.", "commits", output=output)
-    return changed(f"git {operation} changed the repository.", 1, "repositories", [str(cwd)], output=output,
-                   head_before=before[0], head_after=after[0])  # fmt: skip
+    return changed(
+        f"git {operation} changed the repository.",
+        1,
+        "repositories",
+        [str(cwd)],
+        output=output,
+        head_before=before[0],
+        head_after=after[0],
+    )
 
 
 @os_tools.tool()
@@ -274,16 +306,26 @@ def git_set_user_info(
 
 
 _OPS: dict[type, Any] = {
-    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
-    ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow,
-    ast.USub: operator.neg, ast.UAdd: operator.pos,
-}  # fmt: skip
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+    ast.FloorDiv: operator.floordiv,
+    ast.Mod: operator.mod,
+    ast.Pow: operator.pow,
+    ast.USub: operator.neg,
+    ast.UAdd: operator.pos,
+}
 
 
 def _eval(node: ast.AST) -> float | int:
     if isinstance(node, ast.Expression):
         return _eval(node.body)
-    if isinstance(node, ast.Constant) and isinstance(node.value, int | float) and not isinstance(node.value, bool):
+    if (
+        isinstance(node, ast.Constant)
+        and isinstance(node.value, int | float)
+        and not isinstance(node.value, bool)
+    ):
         return node.value
     if isinstance(node, ast.BinOp) and type(node.op) in _OPS:
         left, right = _eval(node.left), _eval(node.right)
@@ -318,8 +360,13 @@ def open_shell(app: OsApp) -> ToolOutput:
     command = app.config.terminal_command
     if shutil.which(command[0]) is None:
         raise ToolError(f"{command[0]} is not installed on this desktop")
-    proc = subprocess.Popen([*command], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True, cwd=app.config.home)  # fmt: skip
+    proc = subprocess.Popen(
+        [*command],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+        cwd=app.config.home,
+    )
     try:
         code = proc.wait(timeout=0.5)
     except subprocess.TimeoutExpired:
@@ -332,7 +379,9 @@ def open_shell(app: OsApp) -> ToolOutput:
 def _gsettings(app: OsApp, schema: str, key: str) -> str:
     proc = app.run("gsettings", "get", schema, key, check=False)
     if proc.returncode != 0:
-        raise ToolError(f"GSettings key {schema} {key} is not available on this desktop: {proc.stderr.strip()}")
+        raise ToolError(
+            f"GSettings key {schema} {key} is not available on this desktop: {proc.stderr.strip()}"
+        )
     return proc.stdout.strip()
 
 
@@ -352,7 +401,9 @@ def change_text_scale(app: OsApp, new_scale: float) -> ToolOutput:
     app.run("gsettings", "set", "org.gnome.desktop.interface", "text-scaling-factor", str(new_scale))
     now = float(_gsettings(app, "org.gnome.desktop.interface", "text-scaling-factor"))
     if abs(now - new_scale) > 1e-6:
-        raise ToolError(f"The setting did not stick (reads {now}); the desktop has no persistent GSettings backend")
+        raise ToolError(
+            f"The setting did not stick (reads {now}); the desktop has no persistent GSettings backend"
+        )
     if abs(now - old) < 1e-9:
         return no_effect(f"Text scale was already {old}.", "settings", previous=old)
     return changed(f"Text scale {old} -> {now}.", 1, "settings", ["text-scaling-factor"], previous=old)

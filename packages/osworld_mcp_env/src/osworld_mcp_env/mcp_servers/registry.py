@@ -22,7 +22,7 @@ from __future__ import annotations
 import inspect
 import logging
 import typing
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import Annotated, Any, Generic, TypeVar
@@ -175,7 +175,3 @@ def _bind(impl: ToolImpl) -> Callable[..., CallToolResult]:
     wrapper.__signature__ = inspect.Signature([*params, ctx_param], return_annotation=returns)  # type: ignore[attr-defined]
     wrapper.__annotations__ = {**{p.name: p.annotation for p in params}, "ctx": Context, "return": returns}
     return wrapper
-
-
-async def _null_lifespan(_config: ServerConfig) -> AsyncIterator[None]:
-    yield None

@@ -95,7 +95,7 @@ def serve_all(
     ``http://127.0.0.1:8000/<namespace>/mcp`` (the host part must be a loopback
     address with a port for the SDK's DNS-rebinding check; the port is ignored).
     """
-    import uvicorn  # noqa: PLC0415
+    import uvicorn
 
     path = Path(socket_path)
     path.unlink(missing_ok=True)

@@ -31,7 +31,7 @@ _KIND_NAMES = {CALC: "Calc spreadsheet", WRITER: "Writer document", IMPRESS: "Im
 
 def _uno() -> Any:
     try:
-        import uno  # noqa: PLC0415  (Debian's python3-uno; see module docstring)
+        import uno
     except ImportError as exc:  # pragma: no cover - depends on the interpreter
         raise ToolError(
             "python3-uno is not importable in this interpreter; run the server with Debian's python3.11 "

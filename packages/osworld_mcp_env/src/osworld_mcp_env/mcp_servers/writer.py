@@ -116,7 +116,7 @@ def details_text(text: str) -> list[str]:
 
 
 def _posture(italic: bool) -> Any:
-    import uno  # noqa: PLC0415
+    import uno
 
     return uno.Enum("com.sun.star.awt.FontSlant", "ITALIC" if italic else "NONE")
 
@@ -158,7 +158,7 @@ def set_font_size(
 def find_and_replace(
     app: OfficeApp, pattern: str, replacement: str, paragraph_indices: list[int] | None = None
 ) -> ToolOutput:
-    """Replace every match of a regex (Python syntax; ``\\1`` groups allowed)."""
+    r"""Replace every match of a regex (Python syntax; ``\1`` groups allowed)."""
     regex = compile_pattern(pattern)
     count, targets = 0, []
     for i, para in selected(app, paragraph_indices):
@@ -200,14 +200,19 @@ def set_line_spacing(
     app: OfficeApp, spacing_value: float, paragraph_indices: list[int] | None = None
 ) -> ToolOutput:
     """Set proportional line spacing (1.0 single, 2.0 double)."""
-    import uno  # noqa: PLC0415
+    import uno
 
     if not 0.1 <= spacing_value <= 10:
         raise ToolError(f"spacing_value must be in 0.1..10, got {spacing_value}")
     spacing = uno.createUnoStruct("com.sun.star.style.LineSpacing")
     spacing.Mode, spacing.Height = 0, round(spacing_value * 100)  # PROP, percent
-    targets = _set_para_prop(app, paragraph_indices, "ParaLineSpacing", spacing,
-                             lambda a, b: (a.Mode, a.Height) == (b.Mode, b.Height))  # fmt: skip
+    targets = _set_para_prop(
+        app,
+        paragraph_indices,
+        "ParaLineSpacing",
+        spacing,
+        lambda a, b: (a.Mode, a.Height) == (b.Mode, b.Height),
+    )
     return changed(f"Set line spacing {spacing_value}.", len(targets), "paragraphs", targets)
 
 
@@ -222,8 +227,13 @@ def set_paragraph_alignment(
     key = alignment.lower().strip()
     if key not in _ADJUST:
         raise ToolError(f"alignment must be left, center, right or justify, got {alignment!r}")
-    targets = _set_para_prop(app, paragraph_indices, "ParaAdjust", _ADJUST[key], lambda a, b: int(a.value if
-                             hasattr(a, "value") else a) == b)  # fmt: skip
+    targets = _set_para_prop(
+        app,
+        paragraph_indices,
+        "ParaAdjust",
+        _ADJUST[key],
+        lambda a, b: int(a.value if hasattr(a, "value") else a) == b,
+    )
     return changed(f"Aligned {alignment}.", len(targets), "paragraphs", targets)
 
 
@@ -247,9 +257,13 @@ def set_default_font(app: OfficeApp, font_name: str, font_size: float | None = N
 
 
 _POSITIONS = {
-    "bottom_left": ("Footer", 0), "bottom_center": ("Footer", 3), "bottom_right": ("Footer", 1),
-    "top_left": ("Header", 0), "top_center": ("Header", 3), "top_right": ("Header", 1),
-}  # fmt: skip
+    "bottom_left": ("Footer", 0),
+    "bottom_center": ("Footer", 3),
+    "bottom_right": ("Footer", 1),
+    "top_left": ("Header", 0),
+    "top_center": ("Header", 3),
+    "top_right": ("Header", 1),
+}
 
 
 @writer.tool()
@@ -280,8 +294,14 @@ def add_page_numbers(
         text.insertTextContent(cursor, doc.createInstance("com.sun.star.text.TextField.PageCount"), False)
     if start_number is not None:
         first.PageNumberOffset = start_number
-    return changed(f"Added page numbers ({fmt}) at {position}.", 1, "fields", [position],
-                   area=area.lower(), style=style.getName())  # fmt: skip
+    return changed(
+        f"Added page numbers ({fmt}) at {position}.",
+        1,
+        "fields",
+        [position],
+        area=area.lower(),
+        style=style.getName(),
+    )
 
 
 @writer.tool()
@@ -313,7 +333,9 @@ def insert_formula_at_cursor(app: OfficeApp, formula: str) -> ToolOutput:
     model = obj.getEmbeddedObject()
     if model is None:
         view.getText().removeTextContent(obj)
-        raise ToolError("LibreOffice could not create a Math object; is LibreOffice Math (libreoffice-math) installed?")
+        raise ToolError(
+            "LibreOffice could not create a Math object; is LibreOffice Math (libreoffice-math) installed?"
+        )
     model.Formula = formula
     return changed(f"Inserted formula {formula!r}.", 1, "objects", [formula[:80]])
 
@@ -326,7 +348,7 @@ def insert_image_at_cursor(
     app: OfficeApp, image_path: str, width: int | None = None, height: int | None = None
 ) -> ToolOutput:
     """Insert an image at the view cursor, sized in pixels (96 dpi)."""
-    import uno  # noqa: PLC0415
+    import uno
 
     path = Path(image_path).expanduser()
     if not path.is_file():
@@ -377,5 +399,6 @@ def export_to_pdf(
     else:
         default = default_export_path(doc, ".pdf")
         path = (Path(output_path) if output_path else default.parent) / (output_filename or default.name)
-    return export_document(app, doc, path, "writer_pdf_Export", ExportNotes=include_comments,
-                           Quality=_QUALITY[quality])  # fmt: skip
+    return export_document(
+        app, doc, path, "writer_pdf_Export", ExportNotes=include_comments, Quality=_QUALITY[quality]
+    )
