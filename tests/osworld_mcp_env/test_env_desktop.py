@@ -259,7 +259,7 @@ def test_stale_guard_refuses_a_click_after_a_window_moved(make_env):
     assert "error" not in ok[4]
     current = ok[4]["frame_id"]
     desktop = env.unwrapped.desktop
-    desktop.execute("xdotool search --class xfce4-terminal windowmove 300 200", shell=True)
+    desktop.execute("xdotool search --class xfce4-terminal windowmove %@ 300 200", shell=True)
     time.sleep(0.3)
     _o, _r, _t, _tr, info = env.step({**click, "arguments": {**click["arguments"], "frame_id": current}})
     assert info["error"]["code"] == "stale_gui_frame"

@@ -53,6 +53,9 @@ class EnvConfig:
         cache_dirs: Local directories that stand in for the internet for ``download`` steps.
         max_sleep_s: Cap of one ``sleep`` step of a task.
         step_timeout_s: Deadline of one action on the desktop.
+        record_timings: Put wall-clock timings into ``info["timings"]``. They are the
+            one part of ``info`` that differs between two runs of the same seed and
+            actions; turn them off where ``info`` must be deterministic (``check_env``).
         limits: Size bounds of one action.
         backend_options: Extra keyword arguments of the backend.
     """
@@ -69,6 +72,7 @@ class EnvConfig:
     cache_dirs: tuple[str, ...] = ()
     max_sleep_s: float = 5.0
     step_timeout_s: float = 60.0
+    record_timings: bool = True
     limits: ActionLimits = field(default_factory=ActionLimits)
     backend_options: dict[str, Any] = field(default_factory=dict)
 
@@ -144,6 +148,7 @@ class OSWorldMCPEnv(gym.Env[dict[str, Any], str]):
         self.desktop.settle(**RESET_SETTLE)
         self._steps, self._done = 0, False
         self._frame_layouts.clear()
+        self._frame_id = 0
         obs, obs_info = self._observe(tool_result="")
         info = {
             "task_id": task.id,
@@ -155,6 +160,8 @@ class OSWorldMCPEnv(gym.Env[dict[str, Any], str]):
                 "reset_ms": (time.perf_counter() - started) * 1000,
             },
         }
+        if not self.config.record_timings:
+            info.pop("timings")
         return obs, info
 
     def step(self, action: str | dict[str, Any]) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
@@ -197,6 +204,8 @@ class OSWorldMCPEnv(gym.Env[dict[str, Any], str]):
             "action_ms": action_ms,
             "step_ms": (time.perf_counter() - started) * 1000,
         }
+        if not self.config.record_timings:
+            info.pop("timings", None)
         return obs, reward, terminated, truncated, info
 
     def render(self) -> np.ndarray | None:
@@ -253,7 +262,9 @@ class OSWorldMCPEnv(gym.Env[dict[str, Any], str]):
                 ), False
         call = {"action": action.action, "arguments": dict(action.arguments)}
         try:
-            result = self.desktop.gui(call, expected_layout=expected_layout)
+            result = self.desktop.gui(
+                call, expected_layout=expected_layout, timeout=self.config.step_timeout_s
+            )
         except GuestRequestError as exc:
             return _gui_error(exc), False
         except DesktopError as exc:
@@ -327,16 +338,26 @@ class OSWorldMCPEnv(gym.Env[dict[str, Any], str]):
 
     def _observe(self, *, tool_result: str) -> tuple[dict[str, Any], dict[str, Any]]:
         started = time.perf_counter()
-        frame = self.desktop.screenshot()
-        self._last_pixels = frame.pixels
-        self._frame_id = frame.frame_id
-        if frame.layout_hash:
-            self._frame_layouts[frame.frame_id] = frame.layout_hash
-            for old in [k for k in self._frame_layouts if k < frame.frame_id - 16]:
-                del self._frame_layouts[old]
-        active = self.desktop.active_window()
+        info: dict[str, Any] = {}
+        try:
+            frame = self.desktop.screenshot()
+            active = self.desktop.active_window()
+        except DesktopError as exc:
+            # A hung desktop must not hang or crash step(): show the last frame and say so.
+            frame, active = None, None
+            info["observation_error"] = {"code": "desktop_unresponsive", "message": str(exc)}
+        if frame is not None:
+            self._last_pixels = frame.pixels
+            # Episode-local frame ids: deterministic for a seed and an action sequence.
+            self._frame_id += 1
+            if frame.layout_hash:
+                self._frame_layouts[self._frame_id] = frame.layout_hash
+                for old in [k for k in self._frame_layouts if k < self._frame_id - 16]:
+                    del self._frame_layouts[old]
+        elif self._last_pixels is None:
+            self._last_pixels = np.zeros((self.config.screen_height, self.config.screen_width, 3), np.uint8)
         obs: dict[str, Any] = {
-            "screenshot": frame.pixels,
+            "screenshot": self._last_pixels,
             "tool_result": truncate(tool_result, TOOL_RESULT_MAX_CHARS - 64),
             "active_app": app_from_wm_class(active.wm_class) if active else "",
             "instruction": self._task.instruction if self._task else "",
@@ -346,8 +367,8 @@ class OSWorldMCPEnv(gym.Env[dict[str, Any], str]):
                 obs["a11y_tree"] = self.desktop.accessibility_tree()
             except DesktopError as exc:
                 obs["a11y_tree"] = f"Error [a11y_unavailable]: {exc}"
-        info = {
-            "frame_id": frame.frame_id,
+        info |= {
+            "frame_id": self._frame_id,
             "active_window": active.title if active else "",
             "timings": {"observe_ms": (time.perf_counter() - started) * 1000},
         }

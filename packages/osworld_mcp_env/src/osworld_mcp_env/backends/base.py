@@ -126,11 +126,14 @@ class Desktop(Protocol):
         """Returns the AT-SPI tree as OSWorld's XML (tables are never walked)."""
         ...
 
-    def gui(self, action: dict[str, Any], *, expected_layout: str | None = None) -> GuiResult:
+    def gui(
+        self, action: dict[str, Any], *, expected_layout: str | None = None, timeout: float | None = None
+    ) -> GuiResult:
         """Executes one validated ``computer_use`` action (pixel coordinates), then waits for the screen.
 
         With ``expected_layout`` (a :attr:`Frame.layout_hash`), the action is refused
         before any input when the window layout changed since that frame.
+        ``timeout`` bounds the whole action; a hung app raises ``GuestRequestError``.
         """
         ...
 

@@ -202,9 +202,10 @@ class GuestClient:
             raise GuestRequestError("/file", status, _error_message(data))
         return data
 
-    def screenshot(self, *, with_layout: bool = True) -> Frame:
+    def screenshot(self, *, with_layout: bool = True, timeout: float | None = None) -> Frame:
         """``GET /frame``: raw BGRA converted to an RGB array (with the layout hash if asked)."""
-        status, headers, data = self.request("GET", "/frame?layout=1" if with_layout else "/frame")
+        path = "/frame?layout=1" if with_layout else "/frame"
+        status, headers, data = self.request("GET", path, timeout=timeout)
         if status != 200:
             raise GuestRequestError("/frame", status, _error_message(data))
         width, height = int(headers["x-width"]), int(headers["x-height"])

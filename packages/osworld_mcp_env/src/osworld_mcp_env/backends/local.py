@@ -98,8 +98,21 @@ class _SlotAllocator:
         raise DesktopStartError(f"All {MAX_SLOTS} desktop slots under {self._dir} are in use.")
 
 
-# One long-lived thread forks every sandbox (see the module docstring).
-_SPAWNER = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="desktop-spawner")
+# One long-lived thread forks every sandbox (see the module docstring). Threads do
+# not survive fork(): a forked process (AsyncVectorEnv's workers) makes its own.
+_SPAWNER: tuple[int, concurrent.futures.ThreadPoolExecutor] | None = None
+
+
+def _spawner() -> concurrent.futures.ThreadPoolExecutor:
+    global _SPAWNER
+    if _SPAWNER is None or _SPAWNER[0] != os.getpid():
+        _SPAWNER = (
+            os.getpid(),
+            concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="desktop-spawner"),
+        )
+    return _SPAWNER[1]
+
+
 _LIVE: weakref.WeakSet[LocalDesktop] = weakref.WeakSet()
 _SIGTERM_INSTALLED = False
 
@@ -143,7 +156,9 @@ class _Sandbox:
         self.process, self.namespace_pid = None, None
 
 
-def _cleanup(sandbox: _Sandbox, instance_dir: Path, lock_fd: int) -> None:
+def _cleanup(sandbox: _Sandbox, instance_dir: Path, lock_fd: int, owner_pid: int) -> None:
+    if os.getpid() != owner_pid:
+        return  # a forked child inherited this handle; the desktop belongs to its parent
     sandbox.stop()
     shutil.rmtree(instance_dir, ignore_errors=True)
     with contextlib.suppress(OSError):
@@ -173,7 +188,9 @@ class LocalDesktop:
         self.ctl_dir = self.instance_dir / "ctl"
         self._token = secrets.token_hex(16)
         self._sandbox = _Sandbox()
-        self._finalizer = weakref.finalize(self, _cleanup, self._sandbox, self.instance_dir, lock_fd)
+        self._finalizer = weakref.finalize(
+            self, _cleanup, self._sandbox, self.instance_dir, lock_fd, os.getpid()
+        )
         self.client = GuestClient(
             unix_socket=str(self.ctl_dir / "guest.sock"),
             token=self._token,
@@ -224,15 +241,19 @@ class LocalDesktop:
         read_fd, write_fd = os.pipe()
         try:
             command = self._command(info_fd=write_fd)
-            process = _SPAWNER.submit(
-                subprocess.Popen,
-                command,
-                pass_fds=(write_fd,),
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.PIPE,
-                env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
-            ).result()
+            process = (
+                _spawner()
+                .submit(
+                    subprocess.Popen,
+                    command,
+                    pass_fds=(write_fd,),
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.PIPE,
+                    env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
+                )
+                .result()
+            )
         finally:
             os.close(write_fd)
         self._sandbox.process = process
@@ -445,9 +466,11 @@ class LocalDesktop:
         """Waits until the screen stops changing."""
         return self.client.settle(first_change_ms=first_change_ms, quiet_ms=quiet_ms, max_ms=max_ms)
 
-    def gui(self, action: dict[str, Any], *, expected_layout: str | None = None) -> GuiResult:
-        """One input action plus the settle wait."""
-        return self.client.gui(action, expected_layout=expected_layout)
+    def gui(
+        self, action: dict[str, Any], *, expected_layout: str | None = None, timeout: float | None = None
+    ) -> GuiResult:
+        """One input action plus the settle wait, within ``timeout`` seconds."""
+        return self.client.gui(action, expected_layout=expected_layout, timeout=timeout)
 
 
 def _read_child_pid(read_fd: int, process: subprocess.Popen, timeout: float) -> int | None:
