@@ -4,16 +4,9 @@ from pathlib import Path
 
 import pytest
 from hybrid_agent.errors import ConfigError, ToolCatalogError
-from hybrid_agent.retrieval import (
-    APP_ALIASES,
-    APP_NAMESPACES,
-    BM25Retriever,
-    NameFilterRetriever,
-    RetrievalConfig,
-    normalize_app,
-    tokenize,
-)
+from hybrid_agent.retrieval import BM25Retriever, NameFilterRetriever, RetrievalConfig, tokenize
 from hybrid_agent.toolset import ToolSpec, load_osworld_mcp_apis, load_registry, tools_from_registry
+from osworld_mcp_env.apps import APP_ALIASES, APP_NAMESPACES, app_from_wm_class, normalize_app
 
 DATA = Path("/work/shared/osworld-data")
 REGISTRY = DATA / "hybrid-routing-agent/tools/tools_registry.json"
@@ -108,6 +101,11 @@ def test_recent_actions_join_the_query_when_configured():
 def test_alias_table_maps_every_alias_to_a_known_app():
     assert normalize_app("  LibreOffice-Calc ") == "libreoffice_calc"
     assert normalize_app("gnome-terminal-server") == "os"
+    assert app_from_wm_class("libreoffice.libreoffice-calc") == "libreoffice_calc"
+    assert app_from_wm_class("xfce4-terminal.Xfce4-terminal") == "os"
+    assert app_from_wm_class("mousepad.Mousepad") == "code"
+    assert app_from_wm_class("gimp-2.10.Gimp-2.10") == "gimp"
+    assert app_from_wm_class("") == ""
     assert set(APP_NAMESPACES) <= set(APP_ALIASES.values())
     assert tokenize("libreoffice_calc.sort_column(B2)") == ["libreoffice", "calc", "sort", "column", "b2"]
 

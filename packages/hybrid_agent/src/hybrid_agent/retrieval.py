@@ -1,7 +1,8 @@
 """Which MCP tools are shown at a step: keyed to the active app, ranked by BM25.
 
 The active app id the env reports (a ``WM_CLASS``, a process name, an app
-name) goes through one alias table to a canonical app key; the app key names
+name) goes through the env's alias table (``osworld_mcp_env.apps``) to a
+canonical app key; the app key names
 its tool namespaces (``libreoffice_calc`` -> ``libreoffice_calc``,
 ``libreoffice_calc2``). Membership is exact, never a substring test (``os`` is
 not in "close"). An app with no tools gets an explicit empty set: the study's
@@ -16,64 +17,15 @@ tool of the app, unranked).
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from types import MappingProxyType
 from typing import Protocol
 
+from osworld_mcp_env.apps import APP_NAMESPACES, normalize_app
 from rank_bm25 import BM25Okapi
 
 from hybrid_agent.errors import ConfigError
 from hybrid_agent.toolset import ToolSpec
-
-# Raw app ids (lower-cased) -> canonical app key. One table for the whole package.
-APP_ALIASES: Mapping[str, str] = MappingProxyType(
-    {
-        **dict.fromkeys(
-            ["libreoffice_calc", "calc", "libreoffice-calc", "localc", "scalc", "spreadsheet"],
-            "libreoffice_calc",
-        ),
-        **dict.fromkeys(
-            ["libreoffice_writer", "writer", "libreoffice-writer", "lowriter", "swriter"],
-            "libreoffice_writer",
-        ),
-        **dict.fromkeys(
-            ["libreoffice_impress", "impress", "libreoffice-impress", "loimpress", "simpress"],
-            "libreoffice_impress",
-        ),
-        **dict.fromkeys(["code", "vscode", "vs_code", "visual studio code", "code-oss"], "code"),
-        **dict.fromkeys(
-            ["google_chrome", "chrome", "google-chrome", "chromium", "chromium-browser"], "google_chrome"
-        ),
-        **dict.fromkeys(["vlc", "vlc media player"], "vlc"),
-        **dict.fromkeys(
-            ["os", "terminal", "gnome-terminal", "gnome-terminal-server", "nautilus", "desktop"], "os"
-        ),
-        **dict.fromkeys(["thunderbird", "mozilla thunderbird"], "thunderbird"),
-        **dict.fromkeys(["gimp", "gimp-2.10"], "gimp"),
-        **dict.fromkeys(["multi_apps", "multi-apps"], "multi_apps"),
-    }
-)
-
-# Canonical app key -> the tool namespaces it owns (the study's "app" and "app2" servers).
-APP_NAMESPACES: Mapping[str, tuple[str, ...]] = MappingProxyType(
-    {
-        "libreoffice_calc": ("libreoffice_calc", "libreoffice_calc2"),
-        "libreoffice_writer": ("libreoffice_writer",),
-        "libreoffice_impress": ("libreoffice_impress", "libreoffice_impress2"),
-        "code": ("code", "code2"),
-        "google_chrome": ("google_chrome",),
-        "vlc": ("vlc",),
-        "os": ("os",),
-    }
-)
-
-
-def normalize_app(raw: str | None) -> str | None:
-    """Maps a raw app id to its canonical key through :data:`APP_ALIASES`; ``None`` if unknown."""
-    if not raw:
-        return None
-    return APP_ALIASES.get(raw.strip().lower())
 
 
 def app_tools(app: str | None, tools: Sequence[ToolSpec]) -> list[ToolSpec]:

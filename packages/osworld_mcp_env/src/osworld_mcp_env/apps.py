@@ -1,44 +1,111 @@
-"""One alias table from window classes and task app names to canonical app names.
+"""The one alias table from window classes and task app names to canonical app keys.
 
-The observation's ``active_app``, the tool catalogue for the focused app and the
-agent's retriever all key on these names. OSWorld's ``related_apps`` are dirty
-(``"libreoffice calc"``, ``vs_code``/``vscode``, ``OS``); they go through the same table.
+The observation's ``active_app``, the env's tool catalogue for the focused app
+and the agent's tool retriever all key on these names, so they live here, in
+the package every other one depends on. OSWorld's ``related_apps`` are dirty
+(``"libreoffice calc"``, ``vs_code``/``vscode``, ``OS``); they go through the same
+table. Membership is exact, never a substring test (``os`` is not in "close").
 """
 
 from __future__ import annotations
 
-# canonical app name -> lowercase aliases (WM_CLASS parts, task spellings)
-APP_ALIASES: dict[str, tuple[str, ...]] = {
-    "libreoffice_calc": ("libreoffice-calc", "libreoffice calc", "calc", "localc", "scalc"),
-    "libreoffice_writer": ("libreoffice-writer", "libreoffice writer", "writer", "lowriter", "swriter"),
-    "libreoffice_impress": ("libreoffice-impress", "libreoffice impress", "impress", "loimpress", "simpress"),
-    "libreoffice": ("libreoffice", "soffice", "libreoffice-startcenter"),
-    "terminal": ("xfce4-terminal", "gnome-terminal", "gnome-terminal-server", "terminal", "xterm"),
-    "text_editor": ("mousepad", "gedit", "text editor"),
-    "code": ("code", "vs_code", "vscode", "visual studio code"),
-    "vlc": ("vlc",),
-    "chrome": ("chromium", "google-chrome", "chrome", "google chrome", "chromium-browser"),
-    "gimp": ("gimp", "gimp-2.10"),
-    "thunderbird": ("thunderbird", "mail"),
-    "os": ("os", "desktop", "files"),
-}
+from collections.abc import Mapping
+from types import MappingProxyType
 
-_LOOKUP = {alias: app for app, aliases in APP_ALIASES.items() for alias in (app, *aliases)}
+# Raw app ids (lower-cased: WM_CLASS parts, task spellings, process names) -> canonical key.
+APP_ALIASES: Mapping[str, str] = MappingProxyType(
+    {
+        **dict.fromkeys(
+            [
+                "libreoffice_calc", "calc", "libreoffice-calc", "libreoffice calc", "localc", "scalc",
+                "spreadsheet",
+            ],
+            "libreoffice_calc",
+        ),
+        **dict.fromkeys(
+            [
+                "libreoffice_writer", "writer", "libreoffice-writer", "libreoffice writer", "lowriter",
+                "swriter",
+            ],
+            "libreoffice_writer",
+        ),
+        **dict.fromkeys(
+            [
+                "libreoffice_impress", "impress", "libreoffice-impress", "libreoffice impress", "loimpress",
+                "simpress",
+            ],
+            "libreoffice_impress",
+        ),
+        **dict.fromkeys(["libreoffice", "soffice", "libreoffice-startcenter"], "libreoffice"),
+        # The desktop's editor is mousepad; its tools are served under OSWorld-MCP's `code` namespace.
+        **dict.fromkeys(
+            [
+                "code", "vscode", "vs_code", "visual studio code", "code-oss", "mousepad", "gedit",
+                "text editor",
+            ],
+            "code",
+        ),
+        **dict.fromkeys(
+            ["google_chrome", "chrome", "google-chrome", "google chrome", "chromium", "chromium-browser"],
+            "google_chrome",
+        ),
+        **dict.fromkeys(["vlc", "vlc media player"], "vlc"),
+        **dict.fromkeys(
+            [
+                "os", "terminal", "xfce4-terminal", "gnome-terminal", "gnome-terminal-server", "xterm",
+                "nautilus", "desktop", "files",
+            ],
+            "os",
+        ),
+        **dict.fromkeys(["thunderbird", "mozilla thunderbird", "mail"], "thunderbird"),
+        **dict.fromkeys(["gimp", "gimp-2.10"], "gimp"),
+        **dict.fromkeys(["multi_apps", "multi-apps"], "multi_apps"),
+    }
+)  # fmt: skip
+
+# Canonical app key -> the tool namespaces it owns (OSWorld-MCP's "app" and "app2" groups).
+# An app missing here has no tools: it gets an explicit empty set, never every tool.
+APP_NAMESPACES: Mapping[str, tuple[str, ...]] = MappingProxyType(
+    {
+        "libreoffice_calc": ("libreoffice_calc", "libreoffice_calc2"),
+        "libreoffice_writer": ("libreoffice_writer",),
+        "libreoffice_impress": ("libreoffice_impress", "libreoffice_impress2"),
+        "code": ("code", "code2"),
+        "google_chrome": ("google_chrome",),
+        "vlc": ("vlc",),
+        "os": ("os",),
+    }
+)
 
 
-def canonical_app(name: str) -> str:
-    """Canonical name of an app alias, or the lowercased input when unknown."""
-    key = name.strip().lower()
-    return _LOOKUP.get(key, _LOOKUP.get(key.replace("_", " "), key))
+def normalize_app(raw: str | None) -> str | None:
+    """The canonical key of a raw app id, or ``None`` when unknown."""
+    if not raw:
+        return None
+    key = raw.strip().lower()
+    return APP_ALIASES.get(key, APP_ALIASES.get(key.replace("_", " ")))
 
 
 def app_from_wm_class(wm_class: str) -> str:
-    """Canonical app of a window's ``WM_CLASS`` (``instance.Class``); ``""`` for none."""
+    """Canonical app of a window's ``WM_CLASS`` (``instance.Class``); ``""`` when no window has focus.
+
+    An unknown class comes back lower-cased as it is, so the agent still sees which app it is.
+    """
     if not wm_class:
         return ""
-    parts = [p for p in wm_class.lower().split(".") if p]
-    # The class part is the specific one for LibreOffice (libreoffice.libreoffice-calc).
-    for part in reversed(parts):
-        if part in _LOOKUP:
-            return _LOOKUP[part]
-    return parts[0] if parts else ""
+    lowered = wm_class.lower()
+    # "instance.Class", where either part may hold dots itself (gimp-2.10.Gimp-2.10): try the
+    # class part first (the specific one for LibreOffice: libreoffice.libreoffice-calc).
+    cuts = [i for i, char in enumerate(lowered) if char == "."]
+    candidates = [lowered[i + 1 :] for i in cuts] + [lowered[:i] for i in reversed(cuts)] + [lowered]
+    for candidate in candidates:
+        key = normalize_app(candidate)
+        if key is not None:
+            return key
+    return lowered
+
+
+def app_namespaces(app: str | None) -> tuple[str, ...]:
+    """The tool namespaces of an app (raw or canonical); empty for apps without tools."""
+    key = normalize_app(app) if app else None
+    return APP_NAMESPACES.get(key, ()) if key else ()

@@ -22,6 +22,7 @@ import numpy as np
 from osworld_mcp_env.actions import BASH, ActionLimits, GuiAction, ToolCall, parse_action
 from osworld_mcp_env.apps import app_from_wm_class
 from osworld_mcp_env.backends import Desktop, make_desktop
+from osworld_mcp_env.env_tools import ToolCatalogue
 from osworld_mcp_env.errors import ActionError, DesktopError, EvaluationError, GuestRequestError, TaskError
 from osworld_mcp_env.evaluators.evaluate import evaluate
 from osworld_mcp_env.spaces import TOOL_RESULT_MAX_CHARS, action_space, observation_space
@@ -33,6 +34,7 @@ from osworld_mcp_env.tasks.setup import run_steps
 
 # After setup: wait for the first drawing, then for 300 ms without change, at most 8 s.
 RESET_SETTLE = {"first_change_ms": 300.0, "quiet_ms": 300.0, "max_ms": 8000.0}
+TOOL_SETTLE = {"first_change_ms": 80.0, "quiet_ms": 50.0, "max_ms": 1500.0}
 TRUNCATION_MARKER = "\n[... truncated {dropped} characters ...]"
 
 
@@ -47,6 +49,8 @@ class EnvConfig:
         screen_width: Screen width in pixels.
         screen_height: Screen height in pixels.
         a11y_tree: Add the AT-SPI tree to every observation (costs 0.3–1 s a step).
+        enable_mcp: Serve the MCP tool namespaces in the desktop and accept
+            ``{"name": "<namespace>.<tool>", ...}`` calls.
         enable_bash: Accept ``{"name": "bash", ...}`` calls (run as the desktop user).
         bash_output_chars: Output of a bash call beyond this is cut, with a marker.
         stale_guard: Refuse GUI actions citing a frame whose window layout changed.
@@ -66,6 +70,7 @@ class EnvConfig:
     screen_width: int = 1920
     screen_height: int = 1080
     a11y_tree: bool = False
+    enable_mcp: bool = True
     enable_bash: bool = False
     bash_output_chars: int = 10_000
     stale_guard: bool = False
@@ -115,6 +120,8 @@ class OSWorldMCPEnv(gym.Env[dict[str, Any], str]):
         self._last_pixels: np.ndarray | None = None
         self._frame_layouts: dict[int, str] = {}
         self._frame_id = 0
+        self._tools: ToolCatalogue | None = None
+        self._shown_tools: frozenset[str] = frozenset()
 
     # --- Gymnasium API --------------------------------------------------------
     def reset(
@@ -214,6 +221,9 @@ class OSWorldMCPEnv(gym.Env[dict[str, Any], str]):
 
     def close(self) -> None:
         """Stops the desktop; no process or temporary directory remains."""
+        if self._tools is not None:
+            self._tools.close()
+            self._tools = None
         if self._desktop is not None:
             self._desktop.close()
             self._desktop = None
@@ -240,10 +250,17 @@ class OSWorldMCPEnv(gym.Env[dict[str, Any], str]):
                 self.config.backend,
                 screen_width=self.config.screen_width,
                 screen_height=self.config.screen_height,
+                enable_mcp=self.config.enable_mcp,
                 **self.config.backend_options,
             )
         else:
             self._desktop.restart()
+        socket = self._desktop.tool_socket() if self.config.enable_mcp else None
+        if self._tools is not None and not self._tools.serves(socket, self._desktop):
+            self._tools.close()
+            self._tools = None
+        if socket is not None and self._tools is None:
+            self._tools = ToolCatalogue(socket, self._desktop)
 
     def _run_gui(self, action: GuiAction, info: dict[str, Any]) -> tuple[ActionError | None, bool]:
         if action.ends_episode:
@@ -275,11 +292,29 @@ class OSWorldMCPEnv(gym.Env[dict[str, Any], str]):
     def _run_tool(self, call: ToolCall, info: dict[str, Any]) -> tuple[ActionError | None, str]:
         if call.name == BASH and self.config.enable_bash:
             return self._run_bash(call, info)
-        return ActionError(
-            "unknown_tool",
-            f"No tool named {call.name!r} is available here; GUI actions use name 'computer_use'.",
-            {"name": call.name},
-        ), ""
+        if self._tools is None:
+            return ActionError(
+                "unknown_tool",
+                f"No tool named {call.name!r} is available here; GUI actions use name 'computer_use'.",
+                {"name": call.name},
+            ), ""
+        result = self._tools.call(call.name, dict(call.arguments), timeout_s=self.config.step_timeout_s)
+        info["tool_call"] = {
+            "name": call.name,
+            "arguments": dict(call.arguments),
+            "exec_ok": result.exec_ok,
+            "effect": result.effect,
+            "read_only": self._tools.is_read_only(call.name),
+            "in_catalogue": call.name in self._shown_tools,
+            "dispatched": result.dispatched,
+            "latency_ms": result.latency_ms,
+        }
+        if result.error_code is not None:
+            message = result.text.removeprefix(f"Error [{result.error_code}]: ")
+            return ActionError(str(result.error_code), message, {"name": call.name}), ""
+        # The tool changed the app behind the screen's back: let it repaint before the frame.
+        info["timings"] = {"settle_ms": self.desktop.settle(**TOOL_SETTLE)}
+        return None, result.text
 
     def _run_bash(self, call: ToolCall, info: dict[str, Any]) -> tuple[ActionError | None, str]:
         command = call.arguments.get("command")
@@ -367,7 +402,16 @@ class OSWorldMCPEnv(gym.Env[dict[str, Any], str]):
                 obs["a11y_tree"] = self.desktop.accessibility_tree()
             except DesktopError as exc:
                 obs["a11y_tree"] = f"Error [a11y_unavailable]: {exc}"
+        app = obs["active_app"]
+        tools: list[dict[str, Any]] = []
+        if self._tools is not None:
+            try:
+                tools = self._tools.for_app(app)
+            except DesktopError as exc:
+                info["tools_error"] = {"code": "tools_unavailable", "message": str(exc)}
+        self._shown_tools = frozenset(t["name"] for t in tools)
         info |= {
+            "tools": tools,
             "frame_id": self._frame_id,
             "active_window": active.title if active else "",
             "timings": {"observe_ms": (time.perf_counter() - started) * 1000},

@@ -141,6 +141,10 @@ class Desktop(Protocol):
         """Waits until the screen stops changing; returns the milliseconds waited."""
         ...
 
+    def tool_socket(self) -> str | None:
+        """Path of the Unix socket the desktop's MCP tool host serves on, or None without tools."""
+        ...
+
     def restart(self) -> None:
         """Returns the desktop to its episode-start state (no app, fresh home)."""
         ...

@@ -187,6 +187,7 @@ class LocalDesktop:
         self.home_dir = self.instance_dir / "home"
         self.ctl_dir = self.instance_dir / "ctl"
         self._token = secrets.token_hex(16)
+        self.generation = 0  # bumped by every sandbox start: clients of the old one are stale
         self._sandbox = _Sandbox()
         self._finalizer = weakref.finalize(
             self, _cleanup, self._sandbox, self.instance_dir, lock_fd, os.getpid()
@@ -238,6 +239,7 @@ class LocalDesktop:
         for stale in ("guest.sock", "mcp.sock"):
             (self.ctl_dir / stale).unlink(missing_ok=True)
         started = time.monotonic()
+        self.generation += 1
         read_fd, write_fd = os.pipe()
         try:
             command = self._command(info_fd=write_fd)
@@ -461,6 +463,10 @@ class LocalDesktop:
     def accessibility_tree(self, *, max_nodes: int = 5000) -> str:
         """The AT-SPI tree as XML."""
         return self.client.accessibility_tree(max_nodes=max_nodes)
+
+    def tool_socket(self) -> str | None:
+        """The MCP tool host's socket in the control directory (None when tools are off)."""
+        return str(self.ctl_dir / "mcp.sock") if self.config.enable_mcp else None
 
     def settle(self, *, first_change_ms: float, quiet_ms: float, max_ms: float) -> float:
         """Waits until the screen stops changing."""

@@ -24,7 +24,7 @@ wait_for_socket "${DBUS_SESSION_BUS_ADDRESS#unix:path=}" 1000
 openbox --sm-disable 2>"$log/openbox.log" &
 "$OSWORLD_PYTHON" -m osworld_mcp_env.guest.server --unix "$OSWORLD_CTL/guest.sock" 2>"$log/guest.log" &
 if [ "${OSWORLD_MCP:-0}" = 1 ]; then
-  "$OSWORLD_PYTHON" -m osworld_mcp_env.mcp_servers.serve_all "$OSWORLD_CTL/mcp.sock" 2>"$log/mcp.log" &
+  "$OSWORLD_PYTHON" -m osworld_mcp_env.mcp_servers.cli all --uds "$OSWORLD_CTL/mcp.sock" 2>"$log/mcp.log" &
 fi
 wait -n
 exit 1

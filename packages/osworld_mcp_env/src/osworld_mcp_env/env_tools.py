@@ -1,0 +1,96 @@
+"""The env's side of the MCP route: one client per desktop and the catalogue for the focused app.
+
+The catalogue shown with each observation follows the focused window: its
+``WM_CLASS`` goes through :mod:`osworld_mcp_env.apps` to an app and its
+namespaces; an app without tools gets an explicit empty list, never every tool.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+from typing import Any
+
+from osworld_mcp_env.apps import app_namespaces
+from osworld_mcp_env.errors import DesktopError
+from osworld_mcp_env.mcp_client import MCPToolClient, ToolCallResult
+from osworld_mcp_env.mcp_servers.catalog import NAMESPACES
+
+SOCKET_WAIT_S = 20.0
+
+
+class ToolCatalogue:
+    """The MCP client of one running desktop plus the per-app tool lists it shows.
+
+    Args:
+        socket_path: The desktop's MCP socket (``Desktop.tool_socket()``).
+        desktop: The desktop; its ``generation`` tells when the sandbox was replaced.
+    """
+
+    def __init__(self, socket_path: str, desktop: Any) -> None:
+        self.socket_path = socket_path
+        self._generation = getattr(desktop, "generation", None)
+        self._client = MCPToolClient(socket_path)
+        self._schemas: dict[str, list[dict[str, Any]]] = {}
+        self._read_only: dict[str, bool] = {}
+
+    def serves(self, socket_path: str | None, desktop: Any) -> bool:
+        """True while this client still talks to ``desktop``'s current tool host."""
+        return socket_path == self.socket_path and getattr(desktop, "generation", None) == self._generation
+
+    def _wait_for_socket(self) -> None:
+        # The tool host starts beside the guest server and listens ~1 s later.
+        deadline = time.monotonic() + SOCKET_WAIT_S
+        while not os.path.exists(self.socket_path):
+            if time.monotonic() > deadline:
+                raise DesktopError(
+                    f"The MCP tool host did not open {self.socket_path} in {SOCKET_WAIT_S:g} s."
+                )
+            time.sleep(0.02)
+
+    def namespace_tools(self, namespace: str) -> list[dict[str, Any]]:
+        """The tool schemas of one namespace as the model sees them."""
+        if namespace not in self._schemas:
+            self._wait_for_socket()
+            tools = self._client.list_tools(namespace)
+            self._schemas[namespace] = [
+                {
+                    "name": tool.name,
+                    "description": tool.description or "",
+                    "parameters": tool.input_schema,
+                    "read_only": bool(tool.annotations and tool.annotations.read_only_hint),
+                }
+                for tool in tools.values()
+            ]
+            for schema in self._schemas[namespace]:
+                self._read_only[schema["name"]] = schema["read_only"]
+        return self._schemas[namespace]
+
+    def for_app(self, app: str) -> list[dict[str, Any]]:
+        """Every tool of the focused app's served namespaces; ``[]`` for an app without tools."""
+        served = [ns for ns in app_namespaces(app) if ns in NAMESPACES]
+        return [tool for ns in served for tool in self.namespace_tools(ns)]
+
+    def is_read_only(self, name: str) -> bool | None:
+        """The tool's ``readOnlyHint``, or None for a name never listed."""
+        namespace = name.split(".", 1)[0]
+        if name not in self._read_only and namespace in NAMESPACES:
+            try:
+                self.namespace_tools(namespace)
+            except DesktopError:
+                return None
+        return self._read_only.get(name)
+
+    def call(self, name: str, arguments: dict[str, Any], *, timeout_s: float) -> ToolCallResult:
+        """Validates and calls a tool; never raises for a bad call."""
+        namespace = name.split(".", 1)[0]
+        if namespace in NAMESPACES:
+            # An unreachable host becomes the client's own error value below.
+            with contextlib.suppress(DesktopError):
+                self._wait_for_socket()
+        return self._client.call(name, arguments, timeout_s=timeout_s)
+
+    def close(self) -> None:
+        """Closes the client's sessions and thread."""
+        self._client.close()
