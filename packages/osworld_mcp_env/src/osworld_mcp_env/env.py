@@ -32,9 +32,9 @@ from osworld_mcp_env.tasks.loader import load_task
 from osworld_mcp_env.tasks.model import Task
 from osworld_mcp_env.tasks.setup import run_steps
 
-# After setup: wait for the first drawing, then for 300 ms without change, at most 8 s.
-RESET_SETTLE = {"first_change_ms": 300.0, "quiet_ms": 300.0, "max_ms": 8000.0}
-TOOL_SETTLE = {"first_change_ms": 80.0, "quiet_ms": 50.0, "max_ms": 1500.0}
+# After setup: wait until the screen and the desktop's CPU stay still for 150 ms, at most 8 s.
+RESET_SETTLE = {"first_change_ms": 300.0, "quiet_ms": 150.0, "max_ms": 8000.0}
+TOOL_SETTLE = {"first_change_ms": 50.0, "quiet_ms": 50.0, "max_ms": 1500.0}
 TRUNCATION_MARKER = "\n[... truncated {dropped} characters ...]"
 
 
@@ -205,9 +205,11 @@ class OSWorldMCPEnv(gym.Env[dict[str, Any], str]):
             self._done = True
             reward = self._score(parsed, info)
         obs, obs_info = self._observe(tool_result=tool_result)
+        action_timings = info.pop("timings", {})
         info.update(obs_info)
         info["timings"] = {
-            **info.get("timings", {}),
+            **action_timings,
+            **obs_info["timings"],
             "action_ms": action_ms,
             "step_ms": (time.perf_counter() - started) * 1000,
         }
@@ -376,7 +378,7 @@ class OSWorldMCPEnv(gym.Env[dict[str, Any], str]):
         info: dict[str, Any] = {}
         try:
             frame = self.desktop.screenshot()
-            active = self.desktop.active_window()
+            active = frame.active_window
         except DesktopError as exc:
             # A hung desktop must not hang or crash step(): show the last frame and say so.
             frame, active = None, None

@@ -31,23 +31,6 @@ class ExecResult:
 
 
 @dataclass(frozen=True)
-class Frame:
-    """One screen capture.
-
-    Attributes:
-        pixels: uint8 array of shape (H, W, 3), RGB.
-        frame_id: Monotonic id of this capture within the desktop's life; GUI
-            actions may cite it so stale coordinates can be refused.
-        layout_hash: Hash of the window layout (ids, geometry, stacking, focus)
-            at capture time; equal hashes mean coordinates still point at the same windows.
-    """
-
-    pixels: np.ndarray
-    frame_id: int
-    layout_hash: str = ""
-
-
-@dataclass(frozen=True)
 class WindowInfo:
     """One top-level window as the window manager reports it."""
 
@@ -58,6 +41,25 @@ class WindowInfo:
     y: int
     width: int
     height: int
+
+
+@dataclass(frozen=True)
+class Frame:
+    """One screen capture.
+
+    Attributes:
+        pixels: uint8 array of shape (H, W, 3), RGB.
+        frame_id: Monotonic id of this capture within the desktop's life; GUI
+            actions may cite it so stale coordinates can be refused.
+        layout_hash: Hash of the window layout (ids, geometry, stacking, focus)
+            at capture time; equal hashes mean coordinates still point at the same windows.
+        active_window: The focused window at capture time, when the backend reports it.
+    """
+
+    pixels: np.ndarray
+    frame_id: int
+    layout_hash: str = ""
+    active_window: WindowInfo | None = None
 
 
 @dataclass(frozen=True)

@@ -213,6 +213,7 @@ class GuestClient:
             pixels=bgra_to_rgb(data, width, height),
             frame_id=int(headers["x-frame-id"]),
             layout_hash=headers.get("x-layout-hash", ""),
+            active_window=_window(headers.get("x-active-window")),
         )
 
     def png_screenshot(self) -> bytes:
@@ -268,6 +269,11 @@ class GuestClient:
     def close(self) -> None:
         """Closes this thread's connection."""
         self._drop_connection()
+
+
+def _window(header: str | None) -> WindowInfo | None:
+    data = json.loads(header) if header else None
+    return WindowInfo(**data) if data else None
 
 
 def bgra_to_rgb(data: bytes, width: int, height: int) -> np.ndarray:

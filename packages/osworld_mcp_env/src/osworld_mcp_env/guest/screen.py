@@ -40,7 +40,7 @@ class SettleConfig:
     caps the wait for animations, playing media and blinking carets.
     """
 
-    first_change_ms: float = 80.0
+    first_change_ms: float = 50.0
     quiet_ms: float = 50.0
     max_ms: float = 1500.0
     poll_ms: float = 10.0
