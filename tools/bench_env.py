@@ -158,13 +158,43 @@ def main() -> int:
         ("raw floor: MIT-SHM grab (in sandbox)", f"{single['grab_ms']:.2f} ms", "", ""),
         ("raw floor: XTest click (in sandbox)", f"{single['click_ms']:.2f} ms", "", ""),
         ("raw floor: grab + click", f"{floor_ms:.2f} ms", "1.00x", ""),
-        ("frame to host as RGB array (GET /frame)", f"{single['frame_ms']:.2f} ms", f"{single['frame_ms'] / floor_ms:.2f}x", ""),
-        ("env.step no-op GUI, total (median)", f"{single['step_ms']:.1f} ms", f"{single['step_ms'] / floor_ms:.1f}x", f"p95 {single['step_p95_ms']:.1f} ms"),
-        ("  of which settle wait (screen + CPU still)", f"{single['settle_ms']:.1f} ms", "", "first_change_ms=80 cap"),
-        ("  step overhead = total - settle", f"{overhead_ms:.1f} ms", f"{overhead_ms / floor_ms:.1f}x", "target <= 2x floor + settle"),
-        ("reset to first obs, calc task (median)", f"{single['reset_ms']:.0f} ms", "", f"p95 {single['reset_p95_ms']:.0f} ms; target <= 1500 ms"),
-        ("memory per env, Calc open (RSS / PSS)", f"{single['rss_mb']:.0f} / {single['pss_mb']:.0f} MB", "", "target <= 700 MB"),
-    ]  # fmt: skip
+        (
+            "frame to host as RGB array (GET /frame)",
+            f"{single['frame_ms']:.2f} ms",
+            f"{single['frame_ms'] / floor_ms:.2f}x",
+            "",
+        ),
+        (
+            "env.step no-op GUI, total (median)",
+            f"{single['step_ms']:.1f} ms",
+            f"{single['step_ms'] / floor_ms:.1f}x",
+            f"p95 {single['step_p95_ms']:.1f} ms",
+        ),
+        (
+            "  of which settle wait (screen + CPU still)",
+            f"{single['settle_ms']:.1f} ms",
+            "",
+            "first_change_ms=80 cap",
+        ),
+        (
+            "  step overhead = total - settle",
+            f"{overhead_ms:.1f} ms",
+            f"{overhead_ms / floor_ms:.1f}x",
+            "target <= 2x floor + settle",
+        ),
+        (
+            "reset to first obs, calc task (median)",
+            f"{single['reset_ms']:.0f} ms",
+            "",
+            f"p95 {single['reset_p95_ms']:.0f} ms; target <= 1500 ms",
+        ),
+        (
+            "memory per env, Calc open (RSS / PSS)",
+            f"{single['rss_mb']:.0f} / {single['pss_mb']:.0f} MB",
+            "",
+            "target <= 700 MB",
+        ),
+    ]
     base = None
     for n in [int(x) for x in args.envs.split(",") if x]:
         result = bench_vector(n, args.steps, enable_mcp=False)
@@ -187,7 +217,8 @@ def main() -> int:
         )
     )
     print(
-        f"# bench_env: {os.cpu_count()} CPUs, python {sys.version.split()[0]}, {args.steps} steps, {args.resets} resets"
+        f"# bench_env: {os.cpu_count()} CPUs, python {sys.version.split()[0]}, "
+        f"{args.steps} steps, {args.resets} resets"
     )
     print("| measure | value | vs floor / 1 env | note |")
     print("|---|---:|---:|---|")
