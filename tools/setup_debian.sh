@@ -12,7 +12,7 @@ APT_PACKAGES=(
   # the sandbox
   bubblewrap util-linux procps
   # applications of the OSWorld desktop
-  libreoffice-calc libreoffice-writer libreoffice-impress libreoffice-gtk3 python3-uno
+  libreoffice-calc libreoffice-writer libreoffice-impress libreoffice-math libreoffice-gtk3 python3-uno
   fonts-dejavu-core mousepad xfce4-terminal vlc chromium gimp thunderbird
   # Debian's interpreter is the one that imports uno and pyatspi
   python3 python3-pip
@@ -28,10 +28,13 @@ if ((${#missing[@]})); then
   apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-command -v uv >/dev/null || python3 -m pip install --quiet uv
+if ! command -v uv >/dev/null; then
+  # Debian's own pip refuses system-wide installs (PEP 668); uv is a standalone binary.
+  python3 -m pip install --quiet uv 2>/dev/null || python3 -m pip install --quiet --break-system-packages uv
+fi
 # One environment on Debian's Python with its system site packages, so the host
 # side and the in-desktop guest server share it (uno and pyatspi import only there).
 if [ ! -x .venv/bin/python ]; then
   uv venv --python /usr/bin/python3.11 --system-site-packages .venv
 fi
-uv sync --frozen --all-packages --extra tokens "$@"
+uv sync --frozen --all-packages "$@"

@@ -64,7 +64,12 @@ def build_all_app(
     config = config or ServerConfig()
     servers: dict[str, MCPServer[Any]] = {ns: build_server(ns, config) for ns in namespaces}
     servers.update(extra_servers or {})
-    apps = {ns: server.streamable_http_app() for ns, server in servers.items()}
+    # Plain JSON responses instead of one SSE stream per call (~3 ms less per call on two
+    # cores); no idle expiry: an env may sit between steps longer than the SDK's 30 minutes.
+    apps = {
+        ns: server.streamable_http_app(json_response=True, session_idle_timeout=None)
+        for ns, server in servers.items()
+    }
 
     @asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:

@@ -54,6 +54,7 @@ class UnoSession:
         self._lock = threading.Lock()
         self._ctx: Any = None
         self._desktop: Any = None
+        self._documents: dict[str, Any] = {}  # kind -> the document a tool last used
 
     def desktop(self) -> Any:
         """Returns ``com.sun.star.frame.Desktop`` of the running office, connecting if needed."""
@@ -96,6 +97,7 @@ class UnoSession:
         with self._lock:
             self._ctx = None
             self._desktop = None
+            self._documents.clear()
 
     def on_error(self, exc: BaseException) -> None:
         """Resets the connection when ``exc`` says the bridge or office is gone."""
@@ -112,18 +114,37 @@ class UnoSession:
         """
         desktop = self.desktop()
         current = desktop.getCurrentComponent()
+        remembered = self._documents.get(kind)
+        # Each UNO call is a round trip (~0.2 ms): the remembered document costs none when
+        # it is still current, and one liveness check when no window is current.
+        if current is not None and remembered is not None and current == remembered:
+            return remembered
         if current is not None and current.supportsService(kind):
+            self._documents[kind] = current
             return current
+        if current is None and remembered is not None and _alive(remembered):
+            return remembered
         components = desktop.getComponents().createEnumeration()
         while components.hasMoreElements():
             comp = components.nextElement()
             if comp.supportsService(kind):
+                self._documents[kind] = comp
                 return comp
+        self._documents.pop(kind, None)
         raise ToolError(f"No {_KIND_NAMES.get(kind, kind)} is open in LibreOffice; open one first")
 
     def close(self) -> None:
         """Forgets the connection (the office keeps running)."""
         self.reset()
+
+
+def _alive(doc: Any) -> bool:
+    """True while a document proxy still has a live frame (closed ones raise or have none)."""
+    try:
+        controller = doc.getCurrentController()
+        return controller is not None and controller.getFrame() is not None
+    except Exception:  # DisposedException and friends: the document was closed
+        return False
 
 
 class OfficeApp:
