@@ -389,8 +389,12 @@ class LocalDesktop:
             "--tmpfs", "/root",
             "--ro-bind", str(self.instance_dir / "etc" / "passwd"), "/etc/passwd",
             "--ro-bind", str(self.instance_dir / "etc" / "group"), "/etc/group",
-            "--clearenv",
         ]  # fmt: skip
+        # The guest's code and interpreter may live under a directory the mounts above
+        # hide (/root, /tmp, /home): bind them back at their own paths, read-only.
+        for path in _guest_paths(cfg.guest_python):
+            bwrap += ["--ro-bind", str(path), str(path)]
+        bwrap += ["--clearenv"]
         for key, value in session_env.items():
             bwrap += ["--setenv", key, value]
         bwrap += [
@@ -502,6 +506,17 @@ def _read_child_pid(read_fd: int, process: subprocess.Popen, timeout: float) -> 
         return None
     finally:
         os.close(read_fd)
+
+
+HIDDEN_BY_SANDBOX = (Path("/root"), Path("/tmp"), Path("/home"), Path("/run"), Path("/dev/shm"))
+
+
+def _guest_paths(guest_python: str) -> list[Path]:
+    """Host directories the guest needs that the sandbox's private mounts would hide."""
+    package_root = GUEST_DIR.parent.parent  # src/ of a checkout, or site-packages of a wheel
+    venv = Path(guest_python).absolute().parent.parent
+    wanted = {package_root.resolve(), venv}
+    return sorted(p for p in wanted if any(p.is_relative_to(h) for h in HIDDEN_BY_SANDBOX))
 
 
 def _check_host() -> None:
