@@ -163,10 +163,10 @@ def test_close_leaves_no_process_and_no_directory(make_env):
     env.reset()
     desktop = env.unwrapped.desktop
     pids, instance_dir, uid = desktop.processes(), desktop.instance_dir, desktop.host_uid
-    assert len(pids) >= 5 and instance_dir.is_dir()
+    assert len(pids) >= 5 and instance_dir.is_dir() and desktop.fb_dir.is_dir()
     env.close()
     assert not [p for p in pids if Path(f"/proc/{p}").exists() and _state(p) != "Z"]
-    assert not instance_dir.exists()
+    assert not instance_dir.exists() and not desktop.fb_dir.exists()
     if os.geteuid() == 0:
         assert _pids_of_uid(uid) == []
 

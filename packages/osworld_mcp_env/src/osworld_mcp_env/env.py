@@ -377,7 +377,7 @@ class OSWorldMCPEnv(gym.Env[dict[str, Any], str]):
         started = time.perf_counter()
         info: dict[str, Any] = {}
         try:
-            frame = self.desktop.screenshot()
+            frame = self.desktop.screenshot(with_layout=self.config.stale_guard)
             active = frame.active_window
         except DesktopError as exc:
             # A hung desktop must not hang or crash step(): show the last frame and say so.

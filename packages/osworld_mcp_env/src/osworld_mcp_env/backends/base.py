@@ -112,8 +112,11 @@ class Desktop(Protocol):
         """Returns the bytes of ``path`` inside the desktop, or None when it does not exist."""
         ...
 
-    def screenshot(self) -> Frame:
-        """Captures the screen as a raw RGB array (no PNG encoding)."""
+    def screenshot(self, *, with_layout: bool = False) -> Frame:
+        """Captures the screen as a raw RGB array (no PNG encoding), with the focused window.
+
+        ``with_layout`` adds the window-layout hash that the stale-frame guard needs.
+        """
         ...
 
     def windows(self) -> list[WindowInfo]:

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from osworld_mcp_env.backends.base import ExecResult, Frame, GuiResult, WindowInfo
+from osworld_mcp_env.backends.framebuffer import XvfbFramebuffer, open_framebuffer
 from osworld_mcp_env.backends.guest_client import GuestClient
 from osworld_mcp_env.backends.home import chown_tree, clear_directory, write_home
 from osworld_mcp_env.backends.lo_profile import ensure_template, install_template
@@ -156,11 +157,12 @@ class _Sandbox:
         self.process, self.namespace_pid = None, None
 
 
-def _cleanup(sandbox: _Sandbox, instance_dir: Path, lock_fd: int, owner_pid: int) -> None:
+def _cleanup(sandbox: _Sandbox, directories: tuple[Path, ...], lock_fd: int, owner_pid: int) -> None:
     if os.getpid() != owner_pid:
         return  # a forked child inherited this handle; the desktop belongs to its parent
     sandbox.stop()
-    shutil.rmtree(instance_dir, ignore_errors=True)
+    for directory in directories:
+        shutil.rmtree(directory, ignore_errors=True)
     with contextlib.suppress(OSError):
         os.close(lock_fd)
 
@@ -189,8 +191,12 @@ class LocalDesktop:
         self._token = secrets.token_hex(16)
         self.generation = 0  # bumped by every sandbox start: clients of the old one are stale
         self._sandbox = _Sandbox()
+        self.fb_dir = _frame_dir(root, self.instance_dir.name)
+        self._framebuffer: XvfbFramebuffer | None = None
+        self._framebuffer_generation = -1
+        self._frame_id = 0
         self._finalizer = weakref.finalize(
-            self, _cleanup, self._sandbox, self.instance_dir, lock_fd, os.getpid()
+            self, _cleanup, self._sandbox, (self.instance_dir, self.fb_dir), lock_fd, os.getpid()
         )
         self.client = GuestClient(
             unix_socket=str(self.ctl_dir / "guest.sock"),
@@ -211,6 +217,11 @@ class LocalDesktop:
         etc = self.instance_dir / "etc"
         for directory in (self.home_dir, self.ctl_dir, etc):
             directory.mkdir(exist_ok=True)
+        self.fb_dir.mkdir(parents=True, exist_ok=True)
+        os.chmod(self.fb_dir.parent, 0o711)  # bwrap resolves the bind source as the sandbox uid
+        if self._root_user:
+            os.chown(self.fb_dir, self.host_uid, self.host_uid)
+        os.chmod(self.fb_dir, 0o700)
         (etc / "passwd").write_text(
             "root:x:0:0:root:/root:/bin/bash\n"
             f"user:x:{SANDBOX_UID}:{SANDBOX_UID}:user:/home/user:/bin/bash\n"
@@ -298,6 +309,9 @@ class LocalDesktop:
 
     def close(self) -> None:
         """Stops the sandbox and deletes its directories; safe to call twice."""
+        if getattr(self, "_framebuffer", None) is not None:
+            self._framebuffer.close()
+            self._framebuffer = None
         if getattr(self, "_finalizer", None) is not None:
             self.client.close()
             self._finalizer()
@@ -386,6 +400,7 @@ class LocalDesktop:
             "--size", size, "--tmpfs", "/run", "--perms", "0700", "--dir", run_user,
             "--tmpfs", "/home", "--bind", str(self.home_dir), inner_home,
             "--bind", str(self.ctl_dir), "/run/ctl",
+            "--bind", str(self.fb_dir), "/run/fb",
             "--tmpfs", "/root",
             "--ro-bind", str(self.instance_dir / "etc" / "passwd"), "/etc/passwd",
             "--ro-bind", str(self.instance_dir / "etc" / "group"), "/etc/group",
@@ -452,9 +467,26 @@ class LocalDesktop:
         """Reads a file inside the desktop (through the guest, never through host symlinks)."""
         return self.client.read_file(path)
 
-    def screenshot(self) -> Frame:
-        """A raw RGB frame."""
-        return self.client.screenshot()
+    def screenshot(self, *, with_layout: bool = False) -> Frame:
+        """An RGB frame read from Xvfb's screen file, with the focused window.
+
+        Falls back to the guest's ``/frame`` while the screen file is not mapped.
+        """
+        framebuffer = self._map_framebuffer()
+        if framebuffer is None or with_layout:
+            return self.client.screenshot(with_layout=with_layout)
+        pixels = framebuffer.rgb()
+        self._frame_id += 1
+        return Frame(pixels=pixels, frame_id=self._frame_id, active_window=self.client.active_window())
+
+    def _map_framebuffer(self) -> XvfbFramebuffer | None:
+        if self._framebuffer is not None and self._framebuffer_generation == self.generation:
+            return self._framebuffer
+        if self._framebuffer is not None:
+            self._framebuffer.close()
+        self._framebuffer = open_framebuffer(self.fb_dir)
+        self._framebuffer_generation = self.generation
+        return self._framebuffer
 
     def windows(self) -> list[WindowInfo]:
         """Managed windows, bottom to top."""
@@ -509,6 +541,14 @@ def _read_child_pid(read_fd: int, process: subprocess.Popen, timeout: float) -> 
 
 
 HIDDEN_BY_SANDBOX = (Path("/root"), Path("/tmp"), Path("/home"), Path("/run"), Path("/dev/shm"))
+
+
+def _frame_dir(root: Path, name: str) -> Path:
+    """Where Xvfb keeps the screen file: RAM-backed ``/dev/shm`` when the host has it."""
+    shm = Path("/dev/shm")
+    if shm.is_dir() and os.access(shm, os.W_OK):
+        return shm / "osworld-mcp-env" / name
+    return root / f"{name}-fb"
 
 
 def _guest_paths(guest_python: str) -> list[Path]:

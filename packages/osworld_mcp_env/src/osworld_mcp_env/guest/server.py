@@ -524,6 +524,13 @@ def windows(guest: Guest, request: Request) -> Response:
     )
 
 
+@route("/active_window", "GET")
+def active_window(guest: Guest, request: Request) -> Response:
+    """The focused window only."""
+    active = guest.windows.active()
+    return Response({"active": active.to_dict() if active else None})
+
+
 @route("/gui", "POST")
 def gui(guest: Guest, request: Request) -> Response:
     """Executes one ``computer_use`` action, then waits for the screen to settle.

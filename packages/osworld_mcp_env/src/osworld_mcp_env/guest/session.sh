@@ -16,7 +16,10 @@ wait_for_socket() {  # path, tries of 10 ms
   exit 1
 }
 
-Xvfb "$DISPLAY" -screen 0 "$OSWORLD_SCREEN" -nolisten tcp -noreset 2>"$log/xvfb.log" &
+fbdir=()
+# With a frame directory bound in, Xvfb keeps its screen there and the host reads it directly.
+[ -d /run/fb ] && fbdir=(-fbdir /run/fb)
+Xvfb "$DISPLAY" -screen 0 "$OSWORLD_SCREEN" -nolisten tcp -noreset "${fbdir[@]}" 2>"$log/xvfb.log" &
 wait_for_socket "/tmp/.X11-unix/X${DISPLAY#:}" 1000
 dbus-daemon --session --address="$DBUS_SESSION_BUS_ADDRESS" --nofork --nopidfile --syslog-only \
   2>"$log/dbus.log" &
