@@ -216,7 +216,7 @@ def test_async_vector_env_runs_an_episode():
         [lambda: gym.make(ENV_ID, task="os-create-file")] * 2, shared_memory=False
     )
     try:
-        obs, infos = envs.reset(seed=1)
+        obs, _infos = envs.reset(seed=1)
         assert obs["screenshot"].shape == (2, 1080, 1920, 3)
         oracle = bundled_solution("os-create-file", "oracle")
         wrong = bundled_solution("os-create-file", "wrong")

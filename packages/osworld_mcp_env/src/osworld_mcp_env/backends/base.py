@@ -14,6 +14,8 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from osworld_mcp_env.guest.wire import WindowInfo
+
 
 @dataclass(frozen=True)
 class ExecResult:
@@ -28,19 +30,6 @@ class ExecResult:
     def ok(self) -> bool:
         """True when the command ran and exited 0."""
         return self.status == "success" and self.returncode == 0
-
-
-@dataclass(frozen=True)
-class WindowInfo:
-    """One top-level window as the window manager reports it."""
-
-    window_id: int
-    title: str
-    wm_class: str
-    x: int
-    y: int
-    width: int
-    height: int
 
 
 @dataclass(frozen=True)

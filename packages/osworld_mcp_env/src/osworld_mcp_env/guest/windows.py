@@ -3,30 +3,13 @@
 from __future__ import annotations
 
 import hashlib
-from dataclasses import asdict, dataclass
 
 from Xlib import X, Xatom
 from Xlib import error as xerror
 from Xlib.protocol import event as xevent
 
+from osworld_mcp_env.guest.wire import WindowInfo as Window
 from osworld_mcp_env.guest.xdisplay import XConnection
-
-
-@dataclass(frozen=True)
-class Window:
-    """One managed top-level window."""
-
-    window_id: int
-    title: str
-    wm_class: str
-    x: int
-    y: int
-    width: int
-    height: int
-
-    def to_dict(self) -> dict[str, object]:
-        """JSON form."""
-        return asdict(self)
 
 
 class WindowManager:

@@ -34,6 +34,13 @@ KEY_ALIASES: Mapping[str, str] = {
 }  # fmt: skip
 
 BUTTONS = {"left": 1, "middle": 2, "right": 3}
+# Plain clicks: action -> (button, number of clicks). left_click is separate: it may hold keys.
+CLICKS: Mapping[str, tuple[int, int]] = {
+    "right_click": (BUTTONS["right"], 1),
+    "middle_click": (BUTTONS["middle"], 1),
+    "double_click": (BUTTONS["left"], 2),
+    "triple_click": (BUTTONS["left"], 3),
+}
 # X has no scroll events: buttons 4/5 scroll up/down, 6/7 left/right, one notch each.
 SCROLL_PIXELS_PER_NOTCH = 50
 
@@ -81,6 +88,11 @@ class InputDevice:
 
     def execute(self, action: str, args: Mapping[str, Any]) -> None:
         """Performs one validated ``computer_use`` action; ``wait``/``terminate``/``answer`` emit nothing."""
+        if action in CLICKS:
+            button, count = CLICKS[action]
+            with self._x.session() as d:
+                self._click(d, args["coordinate"], button, count)
+            return
         handler = getattr(self, f"_do_{action}", None)
         if handler is None:
             raise ValueError(f"computer_use action {action!r} emits no input")
@@ -106,22 +118,6 @@ class InputDevice:
             for code in reversed(codes):
                 xtest.fake_input(d, X.KeyRelease, code)
             d.sync()
-
-    def _do_right_click(self, args: Mapping[str, Any]) -> None:
-        with self._x.session() as d:
-            self._click(d, args["coordinate"], BUTTONS["right"], 1)
-
-    def _do_middle_click(self, args: Mapping[str, Any]) -> None:
-        with self._x.session() as d:
-            self._click(d, args["coordinate"], BUTTONS["middle"], 1)
-
-    def _do_double_click(self, args: Mapping[str, Any]) -> None:
-        with self._x.session() as d:
-            self._click(d, args["coordinate"], BUTTONS["left"], 2)
-
-    def _do_triple_click(self, args: Mapping[str, Any]) -> None:
-        with self._x.session() as d:
-            self._click(d, args["coordinate"], BUTTONS["left"], 3)
 
     def _do_left_click_drag(self, args: Mapping[str, Any]) -> None:
         start = args.get("start_coordinate") or self.cursor_position()
