@@ -90,17 +90,32 @@ def _summarise_table(node, element: ET.Element) -> None:
 
 
 def terminal_text() -> str | None:
-    """The text of the first terminal widget on the desktop (OSWorld's ``/terminal``)."""
+    """The text of the terminal in the active window, else of the first terminal (OSWorld's ``/terminal``)."""
     import pyatspi
 
+    def is_terminal(node) -> bool:
+        return node.getRoleName() == "terminal"
+
     desktop = pyatspi.Registry.getDesktop(0)
+    fallback = None
     for i in range(desktop.childCount):
         app = desktop.getChildAtIndex(i)
-        found = pyatspi.findDescendant(app, lambda n: n.getRoleName() == "terminal") if app else None
-        if found is not None:
-            text = found.queryText()
-            return text.getText(0, text.characterCount)
-    return None
+        for j in range(app.childCount if app else 0):
+            frame = app.getChildAtIndex(j)
+            found = pyatspi.findDescendant(frame, is_terminal) if frame else None
+            if found is None:
+                continue
+            if frame.getState().contains(pyatspi.STATE_ACTIVE):
+                fallback = found
+                break
+            fallback = fallback or found
+        else:
+            continue
+        break
+    if fallback is None:
+        return None
+    text = fallback.queryText()
+    return text.getText(0, text.characterCount)
 
 
 def main(argv: list[str] | None = None) -> int:

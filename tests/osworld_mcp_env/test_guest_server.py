@@ -1,0 +1,152 @@
+"""The guest server keeps OSWorld's HTTP contract (shapes and semantics) on the real desktop."""
+
+from __future__ import annotations
+
+import io
+import json
+import time
+
+import openpyxl
+import pytest
+from osworld_mcp_env.backends.local import LocalDesktop
+from osworld_mcp_env.errors import GuestRequestError
+from PIL import Image
+
+pytestmark = pytest.mark.desktop
+
+
+@pytest.fixture(scope="module")
+def desktop():
+    desktop = LocalDesktop()
+    yield desktop
+    desktop.close()
+
+
+def call(desktop: LocalDesktop, method: str, path: str, **kwargs) -> tuple[int, bytes]:
+    status, _headers, body = desktop.client.request(method, path, **kwargs)
+    return status, body
+
+
+def test_execute_returns_osworld_shape(desktop):
+    status, body = call(
+        desktop, "POST", "/execute", json_body={"command": ["bash", "-c", "echo out; echo err >&2; exit 3"]}
+    )
+    assert status == 200
+    assert json.loads(body) == {"status": "success", "output": "out\n", "error": "err\n", "returncode": 3}
+    shell = desktop.execute("echo ~ $((6*7))", shell=True)
+    assert shell.output == "/home/user 42\n" and shell.ok
+    assert desktop.execute(["ls", "~/Desktop"]).ok  # ~/ arguments are expanded, as in OSWorld
+
+
+def test_execute_timeout_is_a_result_not_a_dropped_connection(desktop):
+    result = desktop.execute("sleep 5", shell=True, timeout=0.5)
+    assert result.status == "error" and result.returncode == -1
+    assert desktop.execute(["true"]).ok
+
+
+def test_upload_then_file_round_trip_and_missing_file(desktop):
+    payload = bytes(range(256)) * 1000
+    desktop.upload_file("/home/user/deep/dir/blob.bin", payload)
+    assert desktop.read_file("/home/user/deep/dir/blob.bin") == payload
+    assert desktop.execute("ls -A ~/deep/dir", shell=True).output == "blob.bin\n"  # no temp file left
+    status, body = call(
+        desktop, "POST", "/file", body=b"file_path=/nope", content_type="application/x-www-form-urlencoded"
+    )
+    assert status == 404 and json.loads(body) == {"error": "File not found"}
+    assert desktop.read_file("/nope") is None
+
+
+def test_small_endpoints(desktop):
+    assert json.loads(call(desktop, "POST", "/screen_size")[1]) == {"width": 1920, "height": 1080}
+    assert call(desktop, "GET", "/platform")[1] == b"Linux"
+    assert json.loads(call(desktop, "POST", "/desktop_path")[1]) == {"desktop_path": "/home/user/Desktop"}
+    desktop.execute("mkdir -p ~/t/a && touch ~/t/a/f.txt ~/t/g.txt", shell=True)
+    tree = json.loads(call(desktop, "POST", "/list_directory", json_body={"path": "~/t"})[1])[
+        "directory_tree"
+    ]
+    assert tree == {
+        "type": "directory",
+        "name": "t",
+        "children": [
+            {"type": "directory", "name": "a", "children": [{"type": "file", "name": "f.txt"}]},
+            {"type": "file", "name": "g.txt"},
+        ],
+    }
+    x, y = json.loads(call(desktop, "GET", "/cursor_position")[1])
+    assert 0 <= x < 1920 and 0 <= y < 1080
+    png = Image.open(io.BytesIO(desktop.client.png_screenshot()))
+    assert png.format == "PNG" and png.size == (1920, 1080)
+
+
+def test_bad_requests_are_errors_not_crashes(desktop):
+    assert call(desktop, "GET", "/no/such/route")[0] == 404
+    assert call(desktop, "POST", "/execute", body=b"{bad json", content_type="application/json")[0] == 400
+    assert call(desktop, "POST", "/execute", json_body={"command": 5})[0] == 400
+    assert call(desktop, "POST", "/setup/open_file", json_body={"path": "/missing.xlsx"})[0] == 404
+    assert call(desktop, "POST", "/gui", json_body={"action": "wait"})[0] == 400
+    with pytest.raises(GuestRequestError) as info:
+        desktop.gui({"action": "key", "arguments": {"keys": ["NoSuchKey"]}})
+    assert info.value.status == 400
+    assert desktop.client.health()
+
+
+def test_token_is_required(desktop):
+    from osworld_mcp_env.backends.guest_client import GuestClient
+
+    stranger = GuestClient(unix_socket=str(desktop.ctl_dir / "guest.sock"), token="wrong")
+    assert stranger.request("GET", "/health")[0] == 401
+
+
+def test_windows_activate_close_and_window_size(desktop):
+    desktop.launch(["xfce4-terminal", "--title", "first"])
+    desktop.launch(["xfce4-terminal", "--disable-server", "--title", "second"])
+    deadline = time.monotonic() + 20
+    while len([w for w in desktop.windows() if w.title in ("first", "second")]) < 2:
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    desktop.activate_window("first", strict=True)
+    time.sleep(0.3)
+    assert desktop.active_window().title == "first"
+    size = json.loads(
+        call(
+            desktop,
+            "POST",
+            "/window_size",
+            body=b"app_class_name=xfce4-terminal",
+            content_type="application/x-www-form-urlencoded",
+        )[1]
+    )
+    assert size["width"] > 100 and size["height"] > 100
+    desktop.close_window("second", strict=True)
+    deadline = time.monotonic() + 10
+    while any(w.title == "second" for w in desktop.windows()):
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    with pytest.raises(GuestRequestError):
+        desktop.activate_window("no such window")
+
+
+def test_accessibility_summarises_the_calc_table_and_reads_the_terminal(desktop):
+    workbook = io.BytesIO()
+    sheet = openpyxl.Workbook()
+    sheet.active.append([1, 2])
+    sheet.save(workbook)
+    desktop.upload_file("/home/user/t.xlsx", workbook.getvalue())
+    desktop.open_file("/home/user/t.xlsx")
+    desktop.settle(first_change_ms=300, quiet_ms=200, max_ms=8000)
+    started = time.monotonic()
+    tree = desktop.accessibility_tree()
+    assert time.monotonic() - started < 20  # the 2^31-child table is never walked
+    assert tree.startswith("<desktop-frame")
+    assert 'rows="1048576"' in tree and 'columns="16384"' in tree
+    desktop.execute("pkill -x soffice.bin", shell=True)
+    desktop.launch(
+        ["xfce4-terminal", "--disable-server", "-x", "bash", "-c", "echo hello-terminal; exec bash"]
+    )
+    deadline = time.monotonic() + 20
+    while True:
+        output = json.loads(call(desktop, "GET", "/terminal")[1])["output"]
+        if output and "hello-terminal" in output:
+            break
+        assert time.monotonic() < deadline, output
+        time.sleep(0.2)
