@@ -229,6 +229,19 @@ def test_async_vector_env_runs_an_episode():
         envs.close()
 
 
+def test_sync_vector_env_steps_two_desktops():
+    envs = gym.vector.SyncVectorEnv([lambda: gym.make(ENV_ID, task="os-create-file", enable_mcp=False)] * 2)
+    try:
+        obs, _infos = envs.reset(seed=3)
+        assert obs["screenshot"].shape == (2, 1080, 1920, 3)
+        wait = json.dumps({"name": "computer_use", "arguments": {"action": "wait", "time": 0}})
+        obs, rewards, terminated, truncated, infos = envs.step((wait, "not json"))
+        assert rewards.tolist() == [0.0, 0.0] and not terminated.any() and not truncated.any()
+        assert infos["error"]["code"][1] == "invalid_json" and not infos["_error"][0]
+    finally:
+        envs.close()
+
+
 def test_hung_desktop_becomes_a_timeout_error(make_env):
     env = make_env(task="os-create-file", step_timeout_s=2.0, backend_options={"request_timeout_s": 4.0})
     env.reset()
