@@ -2,19 +2,20 @@
 
 from __future__ import annotations
 
+import io
 from collections.abc import Iterator
 from pathlib import Path
 
 import openpyxl
 import pytest
-from mcp_fixtures import Office, ToolCaller, caller_for, office  # noqa: F401
+from mcp_fixtures import Sandbox, ToolCaller, sandbox  # noqa: F401
 
 pytestmark = [pytest.mark.desktop, pytest.mark.timeout(90)]
 NS = "libreoffice_calc."
 
 
 @pytest.fixture
-def book(office: Office, request: pytest.FixtureRequest) -> Iterator[Path]:  # noqa: F811
+def book(sandbox: Sandbox, request: pytest.FixtureRequest) -> Iterator[Path]:  # noqa: F811
     wb = openpyxl.Workbook()
     ws = wb.active
     ws.title = "Data"
@@ -27,15 +28,16 @@ def book(office: Office, request: pytest.FixtureRequest) -> Iterator[Path]:  # n
     ):
         ws.append(row)
     wb.create_sheet("Other")
-    path = office.workdir / f"{request.node.name}.xlsx"
-    wb.save(path)
-    office.open(path)
-    yield path
+    data = io.BytesIO()
+    wb.save(data)
+    inner = sandbox.put(f"{request.node.name}.xlsx", data.getvalue())
+    sandbox.open_office(inner)
+    yield sandbox.host(inner)
 
 
 @pytest.fixture(scope="module")
-def call(office: Office) -> ToolCaller:  # noqa: F811
-    return caller_for("libreoffice_calc", office.config)
+def call(sandbox: Sandbox) -> ToolCaller:  # noqa: F811
+    return sandbox.call
 
 
 def saved(call: ToolCaller, path: Path) -> openpyxl.Workbook:
@@ -57,12 +59,9 @@ def test_set_cell_value_writes_and_a_repeat_reports_zero_effect(call: ToolCaller
         "details": {"before": "", "after": "42"},
     }
     again = call(NS + "set_cell_value", cell="D1", value="42")
-    assert not again.is_error
-    assert (
-        again.structured_content["effect"]["kind"] == "none"
-        and again.structured_content["effect"]["count"] == 0
-    )
-    assert again.content[0].text.startswith("No effect:")
+    assert again.exec_ok
+    assert again.effect["kind"] == "none" and again.effect["count"] == 0
+    assert again.text.startswith("No effect:")
     call.effect(NS + "set_cell_value", cell="E2", value="=B2*2")
     ws = saved(call, book)["Data"]
     assert ws["D1"].value == 42 and ws["E2"].value == "=B2*2"
@@ -73,7 +72,7 @@ def test_read_only_tools_return_the_sheet(call: ToolCaller, book: Path) -> None:
     assert (
         info["sheets"] == ["Data", "Other"]
         and info["active_sheet"] == "Data"
-        and info["file_path"] == str(book)
+        and info["file_path"] == f"/home/user/{book.name}"
     )
     assert call.data(NS + "get_column_data", column_name="A") == ["Name", "ann", "bob", "cid", "dan"]
     env = call.data(NS + "env_info")
@@ -161,7 +160,7 @@ def test_chart_pivot_and_reorder_columns(call: ToolCaller, book: Path) -> None:
     assert "x" in values and "y" in values
 
 
-def test_calc2_tools(call: ToolCaller, book: Path, office: Office) -> None:  # noqa: F811
+def test_calc2_tools(call: ToolCaller, book: Path, sandbox: Sandbox) -> None:  # noqa: F811
     call.effect(NS + "set_cell_value", cell="B3", value="")
     assert call.effect(NS + "fill_blank_down", columns=["B"])["targets"] == ["B3"]
     assert call.effect(NS + "set_cell_value", cell="E2", value="2500000")["count"] == 1
@@ -177,9 +176,9 @@ def test_calc2_tools(call: ToolCaller, book: Path, office: Office) -> None:  # n
         )["count"]
         == 4
     )
-    pdf = office.workdir / "first.pdf"
+    pdf = book.with_name("first.pdf")
     assert (
-        call.effect(NS + "scale_first_sheet_and_export_pdf", output_path=str(pdf))["count"]
+        call.effect(NS + "scale_first_sheet_and_export_pdf", output_path=sandbox.inner(pdf))["count"]
         == pdf.stat().st_size
     )
     assert pdf.read_bytes().startswith(b"%PDF")
@@ -189,12 +188,13 @@ def test_calc2_tools(call: ToolCaller, book: Path, office: Office) -> None:  # n
     assert wb["Other"]["C3"].value == "Name" and wb["Other"]["D4"].value == 3
 
 
-def test_exports_write_files(call: ToolCaller, book: Path) -> None:
+def test_exports_write_files(call: ToolCaller, book: Path, sandbox: Sandbox) -> None:  # noqa: F811
     csv = call.effect(NS + "export_to_csv")
     assert csv["count"] > 0 and book.with_suffix(".csv").read_text().startswith("Name,Score,Team")
     pdf = book.with_name("some.pdf")
     assert (
-        call.effect(NS + "export_to_pdf", file_path=str(pdf), sheets=["Data"])["count"] == pdf.stat().st_size
+        call.effect(NS + "export_to_pdf", file_path=sandbox.inner(pdf), sheets=["Data"])["count"]
+        == pdf.stat().st_size
     )
 
 

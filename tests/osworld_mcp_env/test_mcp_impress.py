@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import io
+import wave
 from collections.abc import Iterator
 from pathlib import Path
 
 import docx
 import pptx
 import pytest
-from mcp_fixtures import Office, ToolCaller, caller_for, office  # noqa: F401
+from mcp_fixtures import Sandbox, ToolCaller, sandbox  # noqa: F401
 from PIL import Image
 from pptx.util import Inches
 
@@ -17,21 +19,22 @@ NS = "libreoffice_impress."
 
 
 @pytest.fixture
-def deck(office: Office, request: pytest.FixtureRequest) -> Iterator[Path]:  # noqa: F811
+def deck(sandbox: Sandbox, request: pytest.FixtureRequest) -> Iterator[Path]:  # noqa: F811
     prs = pptx.Presentation()
     for title, body in (("First", "alpha\nbeta\ngamma"), ("Second", "delta")):
         s = prs.slides.add_slide(prs.slide_layouts[1])
         s.shapes.title.text = title
         s.placeholders[1].text = body
-    path = office.workdir / f"{request.node.name}.pptx"
-    prs.save(path)
-    office.open(path)
-    yield path
+    data = io.BytesIO()
+    prs.save(data)
+    inner = sandbox.put(f"{request.node.name}.pptx", data.getvalue())
+    sandbox.open_office(inner)
+    yield sandbox.host(inner)
 
 
 @pytest.fixture(scope="module")
-def call(office: Office) -> ToolCaller:  # noqa: F811
-    return caller_for("libreoffice_impress", office.config)
+def call(sandbox: Sandbox) -> ToolCaller:  # noqa: F811
+    return sandbox.call
 
 
 def saved(call: ToolCaller, path: Path) -> pptx.Presentation:
@@ -80,12 +83,13 @@ def test_text_tools(call: ToolCaller, deck: Path) -> None:
     assert 'strike="sngStrike"' in body[1]._p.xml and "sngStrike" not in body[0]._p.xml
 
 
-def test_box_and_slide_tools(call: ToolCaller, deck: Path, office: Office) -> None:  # noqa: F811
+def test_box_and_slide_tools(call: ToolCaller, deck: Path, sandbox: Sandbox) -> None:  # noqa: F811
     assert call.effect(NS + "set_background_color", slide_index=1, box_index=1, color="yellow")["count"] == 1
     assert call.effect(NS + "position_box", slide_index=2, box_index=0, position="bottom-right")["count"] == 1
-    image = office.workdir / "pic.png"
-    Image.new("RGB", (60, 30), "blue").save(image)
-    assert call.effect(NS + "insert_image", slide_index=2, image_path=str(image), width=4)["count"] == 1
+    png = io.BytesIO()
+    Image.new("RGB", (60, 30), "blue").save(png, "PNG")
+    image = sandbox.put("pic.png", png.getvalue())
+    assert call.effect(NS + "insert_image", slide_index=2, image_path=image, width=4)["count"] == 1
     assert call.effect(NS + "set_slide_background", slide_index=1, color="green")["count"] == 1
     assert call.effect(NS + "go_to_slide", slide_index=2)["count"] == 1
     assert call.effect(NS + "go_to_slide", slide_index=2)["kind"] == "none"
@@ -105,23 +109,30 @@ def test_box_and_slide_tools(call: ToolCaller, deck: Path, office: Office) -> No
     )
 
 
-def test_files(call: ToolCaller, deck: Path, office: Office) -> None:  # noqa: F811
-    out = office.workdir / "copy.odp"
-    assert call.effect(NS + "save_as", file_path=str(out))["count"] == out.stat().st_size
-    assert "exists" in call.error(NS + "save_as", file_path=str(out))
-    png = office.workdir / "slide.png"
-    assert call.effect(NS + "export_to_image", file_path=str(png), format="png", slide_index=1)["count"] == 1
+def test_files(call: ToolCaller, deck: Path, sandbox: Sandbox) -> None:  # noqa: F811
+    out = deck.with_name("copy.odp")
+    assert call.effect(NS + "save_as", file_path=sandbox.inner(out))["count"] == out.stat().st_size
+    assert "exists" in call.error(NS + "save_as", file_path=sandbox.inner(out))
+    png = deck.with_name("slide.png")
+    assert (
+        call.effect(NS + "export_to_image", file_path=sandbox.inner(png), format="png", slide_index=1)[
+            "count"
+        ]
+        == 1
+    )
     assert Image.open(png).size[0] > 100
-    docx_path = office.workdir / "deck.docx"
-    assert call.effect(NS + "convert_to_docx", output_path=str(docx_path))["details"]["paragraphs"] == 6
+    docx_path = deck.with_name("deck.docx")
+    assert (
+        call.effect(NS + "convert_to_docx", output_path=sandbox.inner(docx_path))["details"]["paragraphs"]
+        == 6
+    )
     assert [p.text for p in docx.Document(str(docx_path)).paragraphs][:2] == ["First", "alpha"]
     effect = call.effect(NS + "configure_auto_save", enabled=True, interval_minutes=7)
     assert effect["details"]["after"] == {"Enabled": True, "TimeIntervall": 7}
     assert call.effect(NS + "configure_auto_save", enabled=True, interval_minutes=7)["kind"] == "none"
-    audio = office.workdir / "tone.wav"
-    import wave
-
-    with wave.open(str(audio), "wb") as w:
+    wav = io.BytesIO()
+    with wave.open(wav, "wb") as w:
         w.setnchannels(1), w.setsampwidth(2), w.setframerate(8000), w.writeframes(b"\0\0" * 8000)
-    assert call.effect(NS + "insert_file", file_path=str(audio), slide_index=1)["count"] == 1
+    audio = sandbox.put("tone.wav", wav.getvalue())
+    assert call.effect(NS + "insert_file", file_path=audio, slide_index=1)["count"] == 1
     assert "Slide 9 does not exist" in call.error(NS + "go_to_slide", slide_index=9)

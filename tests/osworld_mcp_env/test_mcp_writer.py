@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import io
 from collections.abc import Iterator
 from pathlib import Path
 
 import docx
 import pytest
 from docx.enum.text import WD_ALIGN_PARAGRAPH
-from mcp_fixtures import Office, ToolCaller, caller_for, office  # noqa: F401
+from mcp_fixtures import Sandbox, ToolCaller, sandbox  # noqa: F401
 from PIL import Image
 
 pytestmark = [pytest.mark.desktop, pytest.mark.timeout(90)]
@@ -17,19 +18,20 @@ NS = "libreoffice_writer."
 
 
 @pytest.fixture
-def document(office: Office, request: pytest.FixtureRequest) -> Iterator[Path]:  # noqa: F811
+def document(sandbox: Sandbox, request: pytest.FixtureRequest) -> Iterator[Path]:  # noqa: F811
     d = docx.Document()
     for text in ("The cat sat on the mat.", "A second cat paragraph.", "Third one, no felines."):
         d.add_paragraph(text)
-    path = office.workdir / f"{request.node.name}.docx"
-    d.save(path)
-    office.open(path)
-    yield path
+    data = io.BytesIO()
+    d.save(data)
+    inner = sandbox.put(f"{request.node.name}.docx", data.getvalue())
+    sandbox.open_office(inner)
+    yield sandbox.host(inner)
 
 
 @pytest.fixture(scope="module")
-def call(office: Office) -> ToolCaller:  # noqa: F811
-    return caller_for("libreoffice_writer", office.config)
+def call(sandbox: Sandbox) -> ToolCaller:  # noqa: F811
+    return sandbox.call
 
 
 def saved(call: ToolCaller, path: Path) -> docx.Document:
@@ -42,8 +44,8 @@ def test_find_and_replace_counts_replacements_and_zero_matches_is_zero_effect(
 ) -> None:
     assert call.effect(NS + "find_and_replace", pattern=r"c(a)t", replacement=r"d\1g")["count"] == 2
     none = call(NS + "find_and_replace", pattern="zebra", replacement="x")
-    assert not none.is_error and none.structured_content["effect"]["kind"] == "none"
-    assert none.content[0].text.startswith("No effect:")
+    assert none.exec_ok and none.effect["kind"] == "none"
+    assert none.text.startswith("No effect:")
     assert (
         call.effect(NS + "find_and_replace", pattern="dag", replacement="cow", paragraph_indices=[1])["count"]
         == 1
@@ -67,13 +69,13 @@ def test_character_and_paragraph_formatting(call: ToolCaller, document: Path) ->
     assert all(p.alignment == WD_ALIGN_PARAGRAPH.CENTER for p in d.paragraphs)
 
 
-def test_insertions_at_cursor(call: ToolCaller, document: Path, office: Office) -> None:  # noqa: F811
+def test_insertions_at_cursor(call: ToolCaller, document: Path, sandbox: Sandbox) -> None:  # noqa: F811
     assert call.effect(NS + "write_text", text="Hello ", bold=True, size=14)["count"] == 6
-    image = office.workdir / "dot.png"
-    Image.new("RGB", (40, 20), "red").save(image)
+    png = io.BytesIO()
+    Image.new("RGB", (40, 20), "red").save(png, "PNG")
+    image = sandbox.put("dot.png", png.getvalue())
     assert (
-        call.effect(NS + "insert_image_at_cursor", image_path=str(image), width=80)["details"]["height_px"]
-        == 40
+        call.effect(NS + "insert_image_at_cursor", image_path=image, width=80)["details"]["height_px"] == 40
     )
     if HAVE_MATH:
         assert call.effect(NS + "insert_formula_at_cursor", formula="a^2 + b^2 = c^2")["count"] == 1

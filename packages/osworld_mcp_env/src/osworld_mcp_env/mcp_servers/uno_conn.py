@@ -113,13 +113,20 @@ class UnoSession:
             ToolError: If no such document is open.
         """
         desktop = self.desktop()
-        current = desktop.getCurrentComponent()
+        try:
+            current = desktop.getCurrentComponent()
+        except Exception as exc:
+            # The office was restarted (an env reset) since the last call: the bridge is
+            # dead. Reconnect once here rather than fail the agent's first call.
+            if type(exc).__name__.rsplit(".", 1)[-1] != "DisposedException":
+                raise
+            self.reset()
+            desktop = self.desktop()
+            current = desktop.getCurrentComponent()
         remembered = self._documents.get(kind)
-        # Each UNO call is a round trip (~0.2 ms): the remembered document costs none when
-        # it is still current, and one liveness check when no window is current.
-        if current is not None and remembered is not None and current == remembered:
-            return remembered
-        if current is not None and current.supportsService(kind):
+        # Each UNO call is a round trip: with no current window (no window manager) the
+        # remembered document costs one liveness check instead of a scan of every document.
+        if current is not None and _supports(current, kind):
             self._documents[kind] = current
             return current
         if current is None and remembered is not None and _alive(remembered):
@@ -127,7 +134,7 @@ class UnoSession:
         components = desktop.getComponents().createEnumeration()
         while components.hasMoreElements():
             comp = components.nextElement()
-            if comp.supportsService(kind):
+            if _supports(comp, kind):
                 self._documents[kind] = comp
                 return comp
         self._documents.pop(kind, None)
@@ -136,6 +143,14 @@ class UnoSession:
     def close(self) -> None:
         """Forgets the connection (the office keeps running)."""
         self.reset()
+
+
+def _supports(component: Any, kind: str) -> bool:
+    """``supportsService`` for components that may lack it (the Start Center, a help window)."""
+    try:
+        return bool(component.supportsService(kind))
+    except AttributeError:
+        return False
 
 
 def _alive(doc: Any) -> bool:
