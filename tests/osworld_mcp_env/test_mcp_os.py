@@ -4,13 +4,50 @@ from __future__ import annotations
 
 import subprocess
 from pathlib import Path
+from typing import Any
 
+import anyio
 import pytest
-from mcp_fixtures import ToolCaller
+from mcp import Client
 from osworld_mcp_env.mcp_servers import ServerConfig, build_server
 from PIL import Image
 
 NS = "os."
+
+
+class ToolCaller:
+    """Calls one in-process server's tools over MCP (the SDK's in-memory ``Client``).
+
+    The os tools touch only files, git and images, so they run on the host; the
+    tools of real apps are tested inside the sandboxed desktop (mcp_fixtures.py).
+    """
+
+    def __init__(self, server: Any) -> None:
+        self.server = server
+
+    def __call__(self, name: str, **arguments: Any) -> Any:
+        async def go() -> Any:
+            with anyio.fail_after(60):
+                async with Client(self.server) as client:
+                    return await client.call_tool(name, arguments)
+
+        return anyio.run(go)
+
+    def effect(self, name: str, **arguments: Any) -> dict[str, Any]:
+        result = self(name, **arguments)
+        assert not result.is_error, result.content[0].text
+        return result.structured_content["effect"]
+
+    def data(self, name: str, **arguments: Any) -> Any:
+        result = self(name, **arguments)
+        assert not result.is_error, result.content[0].text
+        assert result.structured_content["effect"]["kind"] == "read_only"
+        return result.structured_content["data"]
+
+    def error(self, name: str, **arguments: Any) -> str:
+        result = self(name, **arguments)
+        assert result.is_error, result
+        return result.content[0].text
 
 
 @pytest.fixture
