@@ -241,6 +241,7 @@ class MCPToolClient:
             self._closing.set()
             await asyncio.wait(self._holders, timeout=5) if self._holders else None
 
+        self._loop.call_soon_threadsafe(self._loop.set_exception_handler, _quiet_while_closing)
         # Closing a dead connection must not mask the caller's error.
         with contextlib.suppress(Exception):
             self._run(shut(), 6.0)
@@ -252,6 +253,13 @@ class MCPToolClient:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _quiet_while_closing(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+    """Drops the transport's late callbacks on futures that teardown already settled."""
+    if isinstance(context.get("exception"), asyncio.InvalidStateError):
+        return
+    loop.default_exception_handler(context)
 
 
 def validate_arguments(
