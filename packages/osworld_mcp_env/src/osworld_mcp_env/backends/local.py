@@ -146,6 +146,8 @@ class _Sandbox:
     namespace_pid: int | None = None
 
     def stop(self) -> None:
+        """Kills the namespace's PID 1 and returns once every process of the namespace is gone."""
+        members = namespace_members(self.namespace_pid) if self.namespace_pid else []
         if self.namespace_pid:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(self.namespace_pid, signal.SIGKILL)
@@ -154,7 +156,36 @@ class _Sandbox:
                 self.process.kill()
             with contextlib.suppress(subprocess.TimeoutExpired):
                 self.process.wait(timeout=10)
+        # The kernel kills the rest of the namespace asynchronously: wait for it, so
+        # that close() means "no process left", not "no process left soon".
+        deadline = time.monotonic() + 10
+        while any(_running(pid) for pid in members) and time.monotonic() < deadline:
+            time.sleep(0.005)
         self.process, self.namespace_pid = None, None
+
+
+def namespace_members(pid: int) -> list[int]:
+    """Host pids of every process in the PID namespace of ``pid``."""
+    try:
+        namespace = os.readlink(f"/proc/{pid}/ns/pid")
+    except OSError:
+        return []
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            with contextlib.suppress(OSError):
+                if os.readlink(f"/proc/{entry}/ns/pid") == namespace:
+                    found.append(int(entry))
+    return found
+
+
+def _running(pid: int) -> bool:
+    """True while ``pid`` exists and is not a zombie waiting to be reaped."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
 
 
 def _cleanup(sandbox: _Sandbox, directories: tuple[Path, ...], lock_fd: int, owner_pid: int) -> None:
@@ -325,21 +356,7 @@ class LocalDesktop:
     def processes(self) -> list[int]:
         """Host pids of every process inside this desktop's PID namespace."""
         pid = self._sandbox.namespace_pid
-        if not pid:
-            return []
-        try:
-            namespace = os.readlink(f"/proc/{pid}/ns/pid")
-        except OSError:
-            return []
-        found = []
-        for entry in os.listdir("/proc"):
-            if entry.isdigit():
-                try:
-                    if os.readlink(f"/proc/{entry}/ns/pid") == namespace:
-                        found.append(int(entry))
-                except OSError:
-                    continue
-        return found
+        return namespace_members(pid) if pid else []
 
     def rss_bytes(self) -> int:
         """Resident memory of every process in the desktop, summed."""
