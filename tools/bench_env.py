@@ -159,7 +159,7 @@ def main() -> int:
         ("raw floor: XTest click (in sandbox)", f"{single['click_ms']:.2f} ms", "", ""),
         ("raw floor: grab + click", f"{floor_ms:.2f} ms", "1.00x", ""),
         (
-            "frame to host as RGB array (GET /frame)",
+            "frame to host as RGB array (Xvfb screen file)",
             f"{single['frame_ms']:.2f} ms",
             f"{single['frame_ms'] / floor_ms:.2f}x",
             "",
@@ -174,7 +174,7 @@ def main() -> int:
             "  of which settle wait (screen + CPU still)",
             f"{single['settle_ms']:.1f} ms",
             "",
-            "first_change_ms=80 cap",
+            "ends after 50 ms without change",
         ),
         (
             "  step overhead = total - settle",
