@@ -68,6 +68,15 @@ def test_calc_observation_names_the_app(shared_env):
     assert obs["tool_result"] == ""
 
 
+def test_a11y_tree_observation(make_env):
+    env = make_env(task="calc-sum-column", a11y_tree=True, enable_mcp=False)
+    obs, _info = env.reset()
+    assert env.observation_space.contains(obs)
+    tree = obs["a11y_tree"]
+    assert tree.startswith("<desktop-frame") and 'name="numbers.xlsx - LibreOffice Calc"' in tree
+    assert 'rows="1048576"' in tree  # the sheet is summarised, never walked
+
+
 def test_hundred_malformed_actions_give_hundred_errors_and_dispatch_nothing(shared_env):
     shared_env.reset(options={"task": "os-create-file"})
     desktop = shared_env.unwrapped.desktop
