@@ -1,0 +1,177 @@
+"""HTTP plumbing of the guest server: requests, responses, the route table, the threaded server.
+
+Routes register with :func:`route`; a handler takes the :class:`~osworld_mcp_env.guest.state.Guest`
+and the :class:`Request` and returns a :class:`Response` or raises :class:`RequestError`.
+Any other exception becomes a 500 answer: the server outlives a handler bug.
+"""
+
+from __future__ import annotations
+
+import email.parser
+import email.policy
+import json
+import socketserver
+import urllib.parse
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, HTTPServer
+from typing import Any
+
+MAX_BODY_BYTES = 512 * 1024 * 1024
+
+
+@dataclass
+class Response:
+    """What a route returns: a status, a body and extra headers."""
+
+    body: bytes | memoryview | dict | list | str
+    status: int = 200
+    content_type: str | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+class RequestError(Exception):
+    """A client error; becomes ``{"status": "error", "message": ...}`` with its HTTP status."""
+
+    def __init__(self, status: int, message: str, **extra: Any) -> None:
+        super().__init__(message)
+        self.status = status
+        self.extra = extra
+
+
+@dataclass
+class Request:
+    """A parsed request."""
+
+    method: str
+    path: str
+    query: dict[str, str]
+    headers: Any
+    body: bytes
+
+    def json(self) -> dict[str, Any]:
+        """The body as a JSON object (empty body: ``{}``)."""
+        if not self.body:
+            return {}
+        try:
+            value = json.loads(self.body)
+        except json.JSONDecodeError as exc:
+            raise RequestError(400, f"Body is not JSON: {exc.msg}.") from exc
+        if not isinstance(value, dict):
+            raise RequestError(400, "Body must be a JSON object.")
+        return value
+
+    def form(self) -> dict[str, str]:
+        """The body as a url-encoded form (OSWorld's ``/file`` and ``/window_size``), or JSON."""
+        if "json" in (self.headers.get("Content-Type") or ""):
+            return {k: str(v) for k, v in self.json().items()}
+        pairs = urllib.parse.parse_qs(self.body.decode("utf-8", "replace"), keep_blank_values=True)
+        return {k: v[0] for k, v in pairs.items()}
+
+    def multipart(self) -> dict[str, bytes]:
+        """The body as ``multipart/form-data``: field name -> bytes."""
+        content_type = self.headers.get("Content-Type") or ""
+        if "multipart/form-data" not in content_type:
+            raise RequestError(400, f"Expected multipart/form-data, got {content_type!r}.")
+        head = f"Content-Type: {content_type}\r\nMIME-Version: 1.0\r\n\r\n".encode()
+        message = email.parser.BytesParser(policy=email.policy.HTTP).parsebytes(head + self.body)
+        fields = {}
+        for part in message.iter_parts():
+            name = part.get_param("name", header="content-disposition")
+            if name:
+                fields[name] = part.get_payload(decode=True) or b""
+        return fields
+
+
+Route = Callable[[Any, Request], Response]  # (Guest, Request) -> Response
+ROUTES: dict[tuple[str, str], Route] = {}
+
+
+def route(path: str, *methods: str) -> Callable[[Route], Route]:
+    """Registers a handler for a path and HTTP methods."""
+
+    def decorate(fn: Route) -> Route:
+        for method in methods:
+            key = (method, path)
+            if key in ROUTES:
+                raise ValueError(f"Route {method} {path} registered twice")
+            ROUTES[key] = fn
+        return fn
+
+    return decorate
+
+
+class Handler(BaseHTTPRequestHandler):
+    """Dispatches to :data:`ROUTES`; never lets an exception kill the connection silently."""
+
+    protocol_version = "HTTP/1.1"
+    server: GuestHTTPServer
+
+    def do_GET(self) -> None:  # noqa: D102 - the stdlib's naming
+        self._dispatch("GET")
+
+    def do_POST(self) -> None:  # noqa: D102
+        self._dispatch("POST")
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Silences per-request logs (the Unix client address is empty anyway)."""
+
+    def _dispatch(self, method: str) -> None:
+        parsed = urllib.parse.urlsplit(self.path)
+        try:
+            self._check_token()
+            length = int(self.headers.get("Content-Length") or 0)
+            if length > MAX_BODY_BYTES:
+                raise RequestError(413, f"Body of {length} bytes exceeds {MAX_BODY_BYTES}.")
+            body = self.rfile.read(length) if length else b""
+            handler = ROUTES.get((method, parsed.path))
+            if handler is None:
+                raise RequestError(404, f"No route {method} {parsed.path}.")
+            query = dict(urllib.parse.parse_qsl(parsed.query))
+            response = handler(self.server.guest, Request(method, parsed.path, query, self.headers, body))
+        except RequestError as exc:
+            response = Response({"status": "error", "message": str(exc), **exc.extra}, status=exc.status)
+        except Exception as exc:
+            response = Response({"status": "error", "message": f"{type(exc).__name__}: {exc}"}, status=500)
+        self._send(response)
+
+    def _check_token(self) -> None:
+        token = self.server.token
+        if token and self.headers.get("Authorization") != f"Bearer {token}":
+            raise RequestError(401, "Missing or wrong bearer token.")
+
+    def _send(self, response: Response) -> None:
+        body, content_type = response.body, response.content_type
+        if isinstance(body, dict | list):
+            body, content_type = json.dumps(body).encode(), content_type or "application/json"
+        elif isinstance(body, str):
+            body, content_type = body.encode(), content_type or "text/plain; charset=utf-8"
+        self.send_response(response.status)
+        self.send_header("Content-Type", content_type or "application/octet-stream")
+        self.send_header("Content-Length", str(len(body)))
+        for key, value in response.headers.items():
+            self.send_header(key, value)
+        self.end_headers()
+        self.wfile.write(body)
+
+
+class GuestHTTPServer(socketserver.ThreadingMixIn, HTTPServer):
+    """Threaded HTTP server holding the ``Guest`` state (see ``guest.state``)."""
+
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def __init__(self, address: Any, guest: Any, token: str | None, family: int | None = None) -> None:
+        if family is not None:
+            self.address_family = family
+        self.guest = guest
+        self.token = token
+        super().__init__(address, Handler)
+
+    def server_bind(self) -> None:
+        """Binds; for Unix sockets skips the TCP-only host name lookup."""
+        if self.address_family == socketserver.socket.AF_UNIX:
+            socketserver.TCPServer.server_bind(self)
+            self.server_name, self.server_port = "guest", 0
+        else:
+            super().server_bind()
