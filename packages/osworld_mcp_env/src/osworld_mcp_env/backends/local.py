@@ -16,10 +16,7 @@ forking *thread*, so sandboxes are spawned from one long-lived thread.
 from __future__ import annotations
 
 import atexit
-import concurrent.futures
 import contextlib
-import fcntl
-import json
 import os
 import secrets
 import shutil
@@ -39,12 +36,18 @@ from osworld_mcp_env.backends.framebuffer import XvfbFramebuffer, open_framebuff
 from osworld_mcp_env.backends.guest_client import GuestClient
 from osworld_mcp_env.backends.home import chown_tree, clear_directory, write_home
 from osworld_mcp_env.backends.lo_profile import ensure_template, install_template
+from osworld_mcp_env.backends.sandbox import (
+    SandboxProcess,
+    SlotAllocator,
+    namespace_members,
+    read_child_pid,
+    spawner,
+)
 from osworld_mcp_env.errors import DesktopError, DesktopStartError
 
 GUEST_DIR = Path(__file__).resolve().parent.parent / "guest"
 SANDBOX_UID = 1000
 HOST_UID_BASE = 3_000_000
-MAX_SLOTS = 4096
 REQUIRED_BINARIES = ("bwrap", "Xvfb", "openbox", "dbus-daemon")
 
 
@@ -80,40 +83,6 @@ class LocalDesktopConfig:
     extra_env: dict[str, str] = field(default_factory=dict)
 
 
-class _SlotAllocator:
-    """Hands out instance slots with ``flock``: a crashed process frees its slots automatically."""
-
-    def __init__(self, root: Path) -> None:
-        self._dir = root / "slots"
-        self._dir.mkdir(parents=True, exist_ok=True)
-
-    def acquire(self) -> tuple[int, int]:
-        for slot in range(MAX_SLOTS):
-            fd = os.open(self._dir / f"{slot}.lock", os.O_CREAT | os.O_RDWR, 0o600)
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                os.close(fd)
-                continue
-            return slot, fd
-        raise DesktopStartError(f"All {MAX_SLOTS} desktop slots under {self._dir} are in use.")
-
-
-# One long-lived thread forks every sandbox (see the module docstring). Threads do
-# not survive fork(): a forked process (AsyncVectorEnv's workers) makes its own.
-_SPAWNER: tuple[int, concurrent.futures.ThreadPoolExecutor] | None = None
-
-
-def _spawner() -> concurrent.futures.ThreadPoolExecutor:
-    global _SPAWNER
-    if _SPAWNER is None or _SPAWNER[0] != os.getpid():
-        _SPAWNER = (
-            os.getpid(),
-            concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="desktop-spawner"),
-        )
-    return _SPAWNER[1]
-
-
 _LIVE: weakref.WeakSet[LocalDesktop] = weakref.WeakSet()
 _SIGTERM_INSTALLED = False
 
@@ -138,57 +107,7 @@ def _close_all() -> None:
         desktop.close()
 
 
-@dataclass
-class _Sandbox:
-    """The host-side handles of one running sandbox, kept apart so a finalizer can clean them."""
-
-    process: subprocess.Popen | None = None
-    namespace_pid: int | None = None
-
-    def stop(self) -> None:
-        """Kills the namespace's PID 1 and returns once every process of the namespace is gone."""
-        members = namespace_members(self.namespace_pid) if self.namespace_pid else []
-        if self.namespace_pid:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(self.namespace_pid, signal.SIGKILL)
-        if self.process is not None:
-            if self.process.poll() is None:
-                self.process.kill()
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                self.process.wait(timeout=10)
-        # The kernel kills the rest of the namespace asynchronously: wait for it, so
-        # that close() means "no process left", not "no process left soon".
-        deadline = time.monotonic() + 10
-        while any(_running(pid) for pid in members) and time.monotonic() < deadline:
-            time.sleep(0.005)
-        self.process, self.namespace_pid = None, None
-
-
-def namespace_members(pid: int) -> list[int]:
-    """Host pids of every process in the PID namespace of ``pid``."""
-    try:
-        namespace = os.readlink(f"/proc/{pid}/ns/pid")
-    except OSError:
-        return []
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            with contextlib.suppress(OSError):
-                if os.readlink(f"/proc/{entry}/ns/pid") == namespace:
-                    found.append(int(entry))
-    return found
-
-
-def _running(pid: int) -> bool:
-    """True while ``pid`` exists and is not a zombie waiting to be reaped."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except (OSError, IndexError):
-        return False
-
-
-def _cleanup(sandbox: _Sandbox, directories: tuple[Path, ...], lock_fd: int, owner_pid: int) -> None:
+def _cleanup(sandbox: SandboxProcess, directories: tuple[Path, ...], lock_fd: int, owner_pid: int) -> None:
     if os.getpid() != owner_pid:
         return  # a forked child inherited this handle; the desktop belongs to its parent
     sandbox.stop()
@@ -212,7 +131,7 @@ class LocalDesktop:
             if self.config.libreoffice_template
             else None
         )
-        self.slot, lock_fd = _SlotAllocator(root).acquire()
+        self.slot, lock_fd = SlotAllocator(root).acquire()
         self._root_user = os.geteuid() == 0
         self.host_uid = HOST_UID_BASE + self.slot if self._root_user else os.geteuid()
         self.instance_dir = Path(tempfile.mkdtemp(prefix=f"desk{self.slot}-", dir=root))
@@ -221,7 +140,7 @@ class LocalDesktop:
         self.ctl_dir = self.instance_dir / "ctl"
         self._token = secrets.token_hex(16)
         self.generation = 0  # bumped by every sandbox start: clients of the old one are stale
-        self._sandbox = _Sandbox()
+        self._sandbox = SandboxProcess()
         self.fb_dir = _frame_dir(root, self.instance_dir.name)
         self._framebuffer: XvfbFramebuffer | None = None
         self._framebuffer_generation = -1
@@ -286,7 +205,7 @@ class LocalDesktop:
         try:
             command = self._command(info_fd=write_fd)
             process = (
-                _spawner()
+                spawner()
                 .submit(
                     subprocess.Popen,
                     command,
@@ -301,7 +220,7 @@ class LocalDesktop:
         finally:
             os.close(write_fd)
         self._sandbox.process = process
-        self._sandbox.namespace_pid = _read_child_pid(read_fd, process, self.config.start_timeout_s)
+        self._sandbox.namespace_pid = read_child_pid(read_fd, process, self.config.start_timeout_s)
         while not self.client.health(timeout=2.0):
             if process.poll() is not None:
                 raise DesktopStartError(
@@ -530,31 +449,6 @@ class LocalDesktop:
     ) -> GuiResult:
         """One input action plus the settle wait, within ``timeout`` seconds."""
         return self.client.gui(action, expected_layout=expected_layout, timeout=timeout)
-
-
-def _read_child_pid(read_fd: int, process: subprocess.Popen, timeout: float) -> int | None:
-    """Reads bwrap's ``--info-fd`` JSON (``{"child-pid": N, ...}``)."""
-    deadline = time.monotonic() + timeout
-    buffer = b""
-    os.set_blocking(read_fd, False)
-    try:
-        while time.monotonic() < deadline:
-            try:
-                chunk = os.read(read_fd, 4096)
-            except BlockingIOError:
-                chunk = None
-            if chunk:
-                buffer += chunk
-                try:
-                    return int(json.loads(buffer)["child-pid"])
-                except (json.JSONDecodeError, KeyError):
-                    continue
-            if chunk == b"" or process.poll() is not None:
-                return None
-            time.sleep(0.002)
-        return None
-    finally:
-        os.close(read_fd)
 
 
 HIDDEN_BY_SANDBOX = (Path("/root"), Path("/tmp"), Path("/home"), Path("/run"), Path("/dev/shm"))
