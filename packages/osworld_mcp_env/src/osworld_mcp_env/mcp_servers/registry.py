@@ -19,6 +19,7 @@ plain function, so it is unit-testable without MCP.
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import logging
 import typing
@@ -155,8 +156,10 @@ def _bind(impl: ToolImpl) -> Callable[..., CallToolResult]:
 
     def wrapper(*, ctx: Context, **arguments: Any) -> CallToolResult:
         app = ctx.request_context.lifespan_context
+        guard = getattr(app, "call_guard", None) or contextlib.nullcontext()
         try:
-            output = fn(app, **arguments)
+            with guard:
+                output = fn(app, **arguments)
         except ToolError:
             raise
         except Exception as exc:

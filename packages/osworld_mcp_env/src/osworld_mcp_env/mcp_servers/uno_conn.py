@@ -28,6 +28,15 @@ IMPRESS = "com.sun.star.presentation.PresentationDocument"
 
 _KIND_NAMES = {CALC: "Calc spreadsheet", WRITER: "Writer document", IMPRESS: "Impress presentation"}
 
+# One office tool call at a time, across the Calc, Writer and Impress servers of this
+# process. A call that timed out on the host (the office was stopped) keeps running in
+# its worker thread and resumes with the office; pyuno resolves a proxy's methods lazily
+# (introspection, remote type queries) and two threads doing that at once on a fresh
+# bridge get spurious ``AttributeError: getActiveSheet``, which ``_supports`` read as
+# "not a Calc document": "No Calc spreadsheet is open". The office runs UNO calls one at
+# a time anyway (its SolarMutex), so serialising costs nothing in throughput.
+OFFICE_CALLS = threading.RLock()
+
 
 def _uno() -> Any:
     try:
@@ -169,6 +178,7 @@ class OfficeApp:
         self.config = config
         self.kind = kind
         self.uno = UnoSession(config.uno_url, config.uno_timeout_s)
+        self.call_guard = OFFICE_CALLS  # the registry holds it around each tool call
 
     def doc(self) -> Any:
         """Returns the document of this app's kind."""
