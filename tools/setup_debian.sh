@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 APT_PACKAGES=(
   # display, window manager, session bus, accessibility, input
   xvfb openbox dbus dbus-x11 at-spi2-core libatk-adaptor python3-pyatspi
-  xdotool x11-utils x11-xserver-utils python3-xlib
+  xdotool x11-utils x11-xserver-utils python3-xlib python3-tk
   # the sandbox
   bubblewrap util-linux procps
   # applications of the OSWorld desktop

@@ -61,6 +61,40 @@ def test_bundled_tasks_score_through_gui_actions_only(shared_env, task, variant,
     assert "eval_error" not in info
 
 
+def test_osworld_pyautogui_postconfig_saves_the_document(shared_env):
+    """OSWorld's evaluators save through `python -c "import pyautogui; ..."` run inside the desktop."""
+    from osworld_mcp_env.tasks import load_task
+
+    task = load_task("calc-sum-column").to_dict()
+    task["evaluator"]["postconfig"] = [
+        {
+            "type": "activate_window",
+            "parameters": {"window_name": "numbers.xlsx - LibreOffice Calc", "strict": True},
+        },
+        {
+            "type": "execute",
+            "parameters": {
+                "command": [
+                    "python",
+                    "-c",
+                    "import pyautogui; import time; pyautogui.hotkey('ctrl', 's'); time.sleep(0.5);",
+                ]
+            },
+        },
+        {"type": "sleep", "parameters": {"seconds": 1.0}},
+    ]
+    shared_env.reset(options={"task": task})
+    unsaved = [  # the agent types the answer but never saves; the postconfig does
+        {"name": "computer_use", "arguments": {"action": "left_click", "coordinate": [162, 180]}},
+        {"name": "computer_use", "arguments": {"action": "key", "keys": ["ctrl", "Home"]}},
+        {"name": "computer_use", "arguments": {"action": "key", "keys": ["Right"]}},
+        {"name": "computer_use", "arguments": {"action": "type", "text": "=SUM(A1:A5)\n"}},
+        {"name": "computer_use", "arguments": {"action": "terminate", "status": "success"}},
+    ]
+    reward, terminated, info = run_actions(shared_env, unsaved)
+    assert terminated and reward == 1.0, info.get("evaluation") or info.get("eval_error")
+
+
 def test_calc_observation_names_the_app(shared_env):
     obs, info = shared_env.reset(options={"task": "calc-sum-column"})
     assert obs["active_app"] == "libreoffice_calc"

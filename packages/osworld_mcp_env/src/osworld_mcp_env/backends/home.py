@@ -79,6 +79,9 @@ def write_home(home: Path) -> None:
         path = home / relative
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
+    # python-xlib (and so pyautogui) refuses to connect without this file, even to an
+    # X server that needs no authorisation.
+    (home / ".Xauthority").touch()
     for directory in ("Desktop", "Documents", "Downloads", "Pictures", "Music", "Videos"):
         (home / directory).mkdir(exist_ok=True)
 
