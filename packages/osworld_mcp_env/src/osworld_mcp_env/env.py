@@ -34,7 +34,6 @@ from osworld_mcp_env.tasks.setup import run_steps
 
 # After setup: wait until the screen and the desktop's CPU stay still for 150 ms, at most 8 s.
 RESET_SETTLE = {"first_change_ms": 300.0, "quiet_ms": 150.0, "max_ms": 8000.0}
-TOOL_SETTLE = {"first_change_ms": 50.0, "quiet_ms": 50.0, "max_ms": 1500.0}
 TRUNCATION_MARKER = "\n[... truncated {dropped} characters ...]"
 
 
@@ -146,7 +145,7 @@ class OSWorldMCPEnv(gym.Env[dict[str, Any], str]):
             task_id=task.id,
             work_dir=Path(self._work_dir.name) / task.id,
             config=TaskRunConfig(cache_roots=self._cache_roots(), max_sleep_s=self.config.max_sleep_s),
-            task_dir=task.origin.parent if getattr(task, "origin", None) else None,
+            task_dir=task.origin.parent if task.origin else None,
         )
         self._context.work_dir.mkdir(parents=True, exist_ok=True)
         run_steps(task.config, self.desktop, self._context, phase="setup")
@@ -314,8 +313,9 @@ class OSWorldMCPEnv(gym.Env[dict[str, Any], str]):
         if result.error_code is not None:
             message = result.text.removeprefix(f"Error [{result.error_code}]: ")
             return ActionError(str(result.error_code), message, {"name": call.name}), ""
-        # The tool changed the app behind the screen's back: let it repaint before the frame.
-        info["timings"] = {"settle_ms": self.desktop.settle(**TOOL_SETTLE)}
+        # The tool changed the app behind the screen's back: let it repaint before the frame,
+        # with the same thresholds as after a GUI action (the guest's defaults).
+        info["timings"] = {"settle_ms": self.desktop.settle()}
         return None, result.text
 
     def _run_bash(self, call: ToolCall, info: dict[str, Any]) -> tuple[ActionError | None, str]:

@@ -13,6 +13,7 @@ import time
 from typing import Any
 
 from osworld_mcp_env.apps import app_namespaces
+from osworld_mcp_env.backends.base import Desktop
 from osworld_mcp_env.errors import DesktopError
 from osworld_mcp_env.mcp_client import MCPToolClient, ToolCallResult
 from osworld_mcp_env.mcp_servers.catalog import NAMESPACES
@@ -28,16 +29,16 @@ class ToolCatalogue:
         desktop: The desktop; its ``generation`` tells when the sandbox was replaced.
     """
 
-    def __init__(self, socket_path: str, desktop: Any) -> None:
+    def __init__(self, socket_path: str, desktop: Desktop) -> None:
         self.socket_path = socket_path
-        self._generation = getattr(desktop, "generation", None)
+        self._generation = desktop.generation
         self._client = MCPToolClient(socket_path)
         self._schemas: dict[str, list[dict[str, Any]]] = {}
         self._read_only: dict[str, bool] = {}
 
-    def serves(self, socket_path: str | None, desktop: Any) -> bool:
+    def serves(self, socket_path: str | None, desktop: Desktop) -> bool:
         """True while this client still talks to ``desktop``'s current tool host."""
-        return socket_path == self.socket_path and getattr(desktop, "generation", None) == self._generation
+        return socket_path == self.socket_path and desktop.generation == self._generation
 
     def _wait_for_socket(self) -> None:
         # The tool host starts beside the guest server and listens ~1 s later.

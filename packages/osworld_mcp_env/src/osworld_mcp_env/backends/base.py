@@ -131,8 +131,22 @@ class Desktop(Protocol):
         """
         ...
 
-    def settle(self, *, first_change_ms: float, quiet_ms: float, max_ms: float) -> float:
-        """Waits until the screen stops changing; returns the milliseconds waited."""
+    def settle(
+        self,
+        *,
+        first_change_ms: float | None = None,
+        quiet_ms: float | None = None,
+        max_ms: float | None = None,
+    ) -> float:
+        """Waits until the desktop is still; returns the milliseconds waited.
+
+        A threshold left as None takes the guest's default (``guest.screen.SettleConfig``).
+        """
+        ...
+
+    @property
+    def generation(self) -> int:
+        """Bumped each time the desktop's processes are replaced; clients of an older one are stale."""
         ...
 
     def tool_socket(self) -> str | None:

@@ -232,9 +232,10 @@ class GuestClient:
         active = self._json("GET", "/active_window")["active"]
         return WindowInfo(**active) if active else None
 
-    def layout_hash(self) -> str:
-        """Current window-layout fingerprint."""
-        return self._json("GET", "/windows")["layout_hash"]
+    def focus_and_layout(self) -> tuple[WindowInfo | None, str]:
+        """``GET /windows``: the focused window and the window-layout fingerprint, in one request."""
+        state = self._json("GET", "/windows")
+        return (WindowInfo(**state["active"]) if state["active"] else None), state["layout_hash"]
 
     def accessibility_tree(self, *, max_nodes: int = 5000) -> str:
         """``GET /accessibility`` -> the XML."""
@@ -262,9 +263,10 @@ class GuestClient:
         """``POST /session/reset``: kills every app, keeps X/D-Bus/WM; returns how many died."""
         return int(self._json("POST", "/session/reset", {})["killed"])
 
-    def settle(self, **thresholds: float) -> float:
-        """``POST /settle``: waits for the screen to stop changing; returns milliseconds."""
-        return float(self._json("POST", "/settle", thresholds)["settle_ms"])
+    def settle(self, **thresholds: float | None) -> float:
+        """``POST /settle``: waits for the desktop to be still; a None threshold keeps the guest's default."""
+        given = {name: value for name, value in thresholds.items() if value is not None}
+        return float(self._json("POST", "/settle", given)["settle_ms"])
 
     def close(self) -> None:
         """Closes this thread's connection."""

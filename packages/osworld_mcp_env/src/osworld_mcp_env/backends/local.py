@@ -232,7 +232,6 @@ class LocalDesktop:
                     f"{self._diagnostics()}"
                 )
             time.sleep(0.01)
-        self.start_seconds = time.monotonic() - started
 
     def restart(self, *, full: bool = False) -> None:
         """Returns to the episode-start state: no app running, the episode-start home.
@@ -259,12 +258,11 @@ class LocalDesktop:
 
     def close(self) -> None:
         """Stops the sandbox and deletes its directories; safe to call twice."""
-        if getattr(self, "_framebuffer", None) is not None:
+        if self._framebuffer is not None:
             self._framebuffer.close()
             self._framebuffer = None
-        if getattr(self, "_finalizer", None) is not None:
-            self.client.close()
-            self._finalizer()
+        self.client.close()
+        self._finalizer()  # runs its cleanup once; later calls do nothing
         _LIVE.discard(self)
 
     @property
@@ -276,17 +274,6 @@ class LocalDesktop:
         """Host pids of every process inside this desktop's PID namespace."""
         pid = self._sandbox.namespace_pid
         return namespace_members(pid) if pid else []
-
-    def rss_bytes(self) -> int:
-        """Resident memory of every process in the desktop, summed."""
-        total = 0
-        for pid in self.processes():
-            try:
-                with open(f"/proc/{pid}/statm") as f:
-                    total += int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-            except (OSError, IndexError, ValueError):
-                continue
-        return total
 
     def _diagnostics(self) -> str:
         parts = []
@@ -404,16 +391,20 @@ class LocalDesktop:
         return self.client.read_file(path)
 
     def screenshot(self, *, with_layout: bool = False) -> Frame:
-        """An RGB frame read from Xvfb's screen file, with the focused window.
+        """An RGB frame read from Xvfb's screen file, with the focused window (and layout hash).
 
         Falls back to the guest's ``/frame`` while the screen file is not mapped.
         """
         framebuffer = self._map_framebuffer()
-        if framebuffer is None or with_layout:
+        if framebuffer is None:
             return self.client.screenshot(with_layout=with_layout)
         pixels = framebuffer.rgb()
         self._frame_id += 1
-        return Frame(pixels=pixels, frame_id=self._frame_id, active_window=self.client.active_window())
+        if with_layout:
+            active, layout_hash = self.client.focus_and_layout()
+        else:
+            active, layout_hash = self.client.active_window(), ""
+        return Frame(pixels=pixels, frame_id=self._frame_id, layout_hash=layout_hash, active_window=active)
 
     def _map_framebuffer(self) -> XvfbFramebuffer | None:
         if self._framebuffer is not None and self._framebuffer_generation == self.generation:
@@ -440,8 +431,14 @@ class LocalDesktop:
         """The MCP tool host's socket in the control directory (None when tools are off)."""
         return str(self.ctl_dir / "mcp.sock") if self.config.enable_mcp else None
 
-    def settle(self, *, first_change_ms: float, quiet_ms: float, max_ms: float) -> float:
-        """Waits until the screen stops changing."""
+    def settle(
+        self,
+        *,
+        first_change_ms: float | None = None,
+        quiet_ms: float | None = None,
+        max_ms: float | None = None,
+    ) -> float:
+        """Waits until the desktop is still (None: the guest's default threshold)."""
         return self.client.settle(first_change_ms=first_change_ms, quiet_ms=quiet_ms, max_ms=max_ms)
 
     def gui(
