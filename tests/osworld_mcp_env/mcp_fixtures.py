@@ -135,6 +135,12 @@ class Sandbox:
             self.desktop.launch(["soffice", "--nologo", "--nodefault"])
         self.python(_OPEN_SCRIPT, inner)
 
+    def open_document(self, name: str, data: bytes) -> Path:
+        """Writes ``/home/user/<name>``, opens it in LibreOffice and returns its host path."""
+        inner = self.put(name, data)
+        self.open_office(inner)
+        return self.host(inner)
+
     def pids(self, comm: str) -> list[int]:
         """Host pids of the desktop's processes whose ``/proc/<pid>/comm`` is ``comm``."""
         found = []

@@ -30,9 +30,7 @@ def book(sandbox: Sandbox, request: pytest.FixtureRequest) -> Iterator[Path]:  #
     wb.create_sheet("Other")
     data = io.BytesIO()
     wb.save(data)
-    inner = sandbox.put(f"{request.node.name}.xlsx", data.getvalue())
-    sandbox.open_office(inner)
-    yield sandbox.host(inner)
+    yield sandbox.open_document(f"{request.node.name}.xlsx", data.getvalue())
 
 
 @pytest.fixture(scope="module")

@@ -27,9 +27,7 @@ def deck(sandbox: Sandbox, request: pytest.FixtureRequest) -> Iterator[Path]:  #
         s.placeholders[1].text = body
     data = io.BytesIO()
     prs.save(data)
-    inner = sandbox.put(f"{request.node.name}.pptx", data.getvalue())
-    sandbox.open_office(inner)
-    yield sandbox.host(inner)
+    yield sandbox.open_document(f"{request.node.name}.pptx", data.getvalue())
 
 
 @pytest.fixture(scope="module")

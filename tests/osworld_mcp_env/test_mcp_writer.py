@@ -24,9 +24,7 @@ def document(sandbox: Sandbox, request: pytest.FixtureRequest) -> Iterator[Path]
         d.add_paragraph(text)
     data = io.BytesIO()
     d.save(data)
-    inner = sandbox.put(f"{request.node.name}.docx", data.getvalue())
-    sandbox.open_office(inner)
-    yield sandbox.host(inner)
+    yield sandbox.open_document(f"{request.node.name}.docx", data.getvalue())
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,7 @@ which reports keep apart from a 0 score.
 from __future__ import annotations
 
 import shutil
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +37,12 @@ def _work_path(context: TaskContext, dest: str) -> Path:
     return target
 
 
+def _pick(paths: list[Any], gives: Sequence[int]) -> Any:
+    """OSWorld's ``gives``: the chosen paths, or the one path when a single index is given."""
+    picked = [paths[i] for i in gives]
+    return picked[0] if len(picked) == 1 else picked
+
+
 @register_getter("vm_file")
 def vm_file(desktop: Desktop, context: TaskContext, config: Mapping[str, Any], /) -> Any:
     """Copies ``path`` from the desktop to ``<work_dir>/<dest>`` and returns that path.
@@ -58,8 +64,7 @@ def vm_file(desktop: Desktop, context: TaskContext, config: Mapping[str, Any], /
         target = _work_path(context, dest)
         target.write_bytes(data)
         out.append(str(target))
-    picked = [out[i] for i in gives]
-    return picked[0] if len(picked) == 1 else picked
+    return _pick(out, gives)
 
 
 @register_getter("cloud_file")
@@ -80,8 +85,7 @@ def cloud_file(desktop: Desktop, context: TaskContext, config: Mapping[str, Any]
         if local.resolve() != target:
             shutil.copyfile(local, target)
         out.append(str(target))
-    picked = [out[i] for i in gives]
-    return picked[0] if len(picked) == 1 else picked
+    return _pick(out, gives)
 
 
 @register_getter("cache_file")

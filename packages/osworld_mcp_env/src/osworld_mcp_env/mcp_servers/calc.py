@@ -544,6 +544,24 @@ CHAR_WIDTH_HMM = 226  # 1/100 mm per character of the default font, as Calc size
 POINT_HMM = 2540 / 72
 
 
+def _resize(lines, first: int, last: int, size: str, optimal: str, hmm: int | None) -> list[int]:
+    """Sets columns' or rows' ``size`` to ``hmm`` (1/100 mm), or ``optimal`` when None.
+
+    Returns the indices whose size actually changed.
+    """
+    changed_at = []
+    for i in range(first, last + 1):
+        line = lines.getByIndex(i)
+        before = getattr(line, size)
+        if hmm is None:
+            setattr(line, optimal, True)
+        else:
+            setattr(line, size, hmm)
+        if getattr(line, size) != before:
+            changed_at.append(i)
+    return changed_at
+
+
 @calc.tool()
 def adjust_column_width(
     app: OfficeApp, columns: str, width: float | None = None, autofit: bool | None = None
@@ -552,17 +570,9 @@ def adjust_column_width(
     first, last = _span(columns, "A:C", column_index)
     if width is None and not autofit:
         raise ToolError("Give width (characters) or autofit=true")
-    cols = active_sheet(app).getColumns()
-    targets = []
-    for i in range(first, last + 1):
-        col = cols.getByIndex(i)
-        before = col.Width
-        if autofit:
-            col.OptimalWidth = True
-        else:
-            col.Width = round(float(width) * CHAR_WIDTH_HMM)  # type: ignore[arg-type]
-        if col.Width != before:
-            targets.append(column_letter(i))
+    hmm = None if autofit else round(float(width) * CHAR_WIDTH_HMM)  # type: ignore[arg-type]
+    changed_at = _resize(active_sheet(app).getColumns(), first, last, "Width", "OptimalWidth", hmm)
+    targets = [column_letter(i) for i in changed_at]
     return changed(f"Adjusted width of columns {columns}.", len(targets), "columns", targets)
 
 
@@ -574,17 +584,9 @@ def adjust_row_height(
     first, last = _span(rows, "1:10", _row_number)
     if height is None and not autofit:
         raise ToolError("Give height (points) or autofit=true")
-    row_objs = active_sheet(app).getRows()
-    targets = []
-    for i in range(first, last + 1):
-        row = row_objs.getByIndex(i)
-        before = row.Height
-        if autofit:
-            row.OptimalHeight = True
-        else:
-            row.Height = round(float(height) * POINT_HMM)  # type: ignore[arg-type]
-        if row.Height != before:
-            targets.append(str(i + 1))
+    hmm = None if autofit else round(float(height) * POINT_HMM)  # type: ignore[arg-type]
+    changed_at = _resize(active_sheet(app).getRows(), first, last, "Height", "OptimalHeight", hmm)
+    targets = [str(i + 1) for i in changed_at]
     return changed(f"Adjusted height of rows {rows}.", len(targets), "rows", targets)
 
 

@@ -69,6 +69,16 @@ def validate_task(task: Task, *, strict: bool = True) -> Task:
     return dataclasses.replace(task, unsupported=tuple(problems))
 
 
+def _read_json(path: Path, kind: str) -> Any:
+    """Parses a JSON file; a missing file is ``TaskNotFound``, bad JSON a ``TaskError``."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise TaskNotFound(f"{kind} {str(path)!r} does not exist.") from None
+    except json.JSONDecodeError as exc:
+        raise TaskError(f"{kind} {str(path)!r} is not valid JSON: {exc}") from exc
+
+
 def read_task_file(path: str | Path, *, strict: bool = True) -> Task:
     """Reads and validates one task JSON file.
 
@@ -77,12 +87,7 @@ def read_task_file(path: str | Path, *, strict: bool = True) -> Task:
         TaskError: Invalid JSON, bad shape, or (``strict``) unknown names.
     """
     path = Path(path)
-    try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise TaskNotFound(f"Task file {str(path)!r} does not exist.") from None
-    except json.JSONDecodeError as exc:
-        raise TaskError(f"Task file {str(path)!r} is not valid JSON: {exc}") from exc
+    raw = _read_json(path, "Task file")
     return validate_task(task_from_dict(raw, origin=path), strict=strict)
 
 
@@ -184,12 +189,7 @@ def load_split(path: str | Path) -> dict[str, list[str]]:
         TaskError: The file does not have that shape.
     """
     path = Path(path)
-    try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise TaskNotFound(f"Split file {str(path)!r} does not exist.") from None
-    except json.JSONDecodeError as exc:
-        raise TaskError(f"Split file {str(path)!r} is not valid JSON: {exc}") from exc
+    raw = _read_json(path, "Split file")
     if not isinstance(raw, Mapping) or not all(
         isinstance(k, str) and isinstance(v, list) and all(isinstance(i, str) for i in v)
         for k, v in raw.items()

@@ -43,7 +43,10 @@ def check_include_exclude(result: Any, expected: Any, **options: Any) -> float:
     return float(all(s in text for s in include) and all(s not in text for s in exclude))
 
 
-def _read_text(path: str) -> str | None:
+def _read_text(path: str | None) -> str | None:
+    """The file's text, or None when there is no path (the getter found nothing) or no file."""
+    if path is None:
+        return None
     try:
         with open(path, encoding="utf-8", errors="replace") as f:
             return f.read()
@@ -108,8 +111,6 @@ def check_csv(result: Any, expected: Any, **options: Any) -> float:
 def file_contains(result: Any, expected: Any, **options: Any) -> float:
     """1 when the text file contains every string of ``rules["expected"]``."""
     rules = _rules(expected, "file_contains", "expected")
-    if result is None:
-        return 0.0
     text = _read_text(result)
     if text is None:
         return 0.0
@@ -123,8 +124,6 @@ _TIME = re.compile(r"([01]\d|2[0-3]):[0-5]\d:([0-5]\d|60)")
 def check_line_number(result: Any, expected: Any, **options: Any) -> float:
     """1 when the number of lines holding a ``HH:MM:SS`` time equals ``int(rules["expected"])``."""
     rules = _rules(expected, "check_line_number", "expected")
-    if result is None:
-        return 0.0
     text = _read_text(result)
     if text is None:
         return 0.0
