@@ -5,10 +5,7 @@ New paths only; the OSWorld endpoints keep their shapes.
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
-import shutil
 
 from osworld_mcp_env.guest.screen import SettleConfig
 from osworld_mcp_env.guest.state import INPUT_ACTIONS, Guest
@@ -81,28 +78,6 @@ def gui(guest: Guest, request: Request) -> Response:
             raise RequestError(400, str(exc), code="invalid_arguments", input_events_emitted=False) from exc
         settle_ms = guest.screen.wait_until_settled(guest.settle, baseline) if baseline is not None else 0.0
     return Response({"input_events_emitted": True, "settle_ms": settle_ms})
-
-
-@route("/session/reset", "POST")
-def reset_session(guest: Guest, request: Request) -> Response:
-    """Kills every app of the session and empties ``/tmp``, keeping X, D-Bus, the WM and the servers.
-
-    The host then restores the home directory. This is the fast reset path: the
-    display and session bus survive, so the next app starts ~0.4 s sooner than
-    after a full sandbox restart. Only valid inside a private PID namespace.
-    """
-    if os.getpid() == 1 or not os.path.exists("/proc/1/comm"):
-        raise RequestError(400, "No PID namespace to reset.")
-    killed = guest.kill_apps(timeout=float(request.json().get("timeout", 5.0)))
-    for entry in os.scandir("/tmp"):
-        if entry.name in (".X11-unix", ".ICE-unix"):
-            continue
-        if entry.is_dir(follow_symlinks=False):
-            shutil.rmtree(entry.path, ignore_errors=True)
-        else:
-            with contextlib.suppress(OSError):
-                os.unlink(entry.path)
-    return Response({"status": "success", "killed": killed})
 
 
 @route("/settle", "POST")

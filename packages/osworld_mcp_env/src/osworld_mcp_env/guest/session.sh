@@ -1,13 +1,22 @@
 #!/bin/bash
-# The desktop session inside one sandbox (or VM): X, session bus, window manager,
-# the guest control server and the MCP tool host. Any core process dying ends the
-# session, which ends the sandbox: a half-alive desktop is worse than a dead one.
+# The desktop session inside one sandbox, run as the namespace's root: the
+# infrastructure uid, which the desktop user (uid 1000) does not share. X, the
+# window manager, the guest control server and the MCP tool host run here; the
+# guest server starts the user's session bus and every process of the user.
+# Any core process dying ends the session, which ends the sandbox: a half-alive
+# desktop is worse than a dead one.
 #
 # Environment (set by the backend): DISPLAY, XDG_RUNTIME_DIR, DBUS_SESSION_BUS_ADDRESS,
-# OSWORLD_SCREEN (WxHxD), OSWORLD_CTL (control dir), OSWORLD_PYTHON, OSWORLD_MCP (0/1).
+# OSWORLD_SCREEN (WxHxD), OSWORLD_CTL (control dir), OSWORLD_PYTHON, OSWORLD_MCP (0/1),
+# OSWORLD_DESKTOP_UID, OSWORLD_MAX_TASKS, OSWORLD_MAX_USERNS and the guest's settings.
 set -u
+umask 077  # the screen file, logs and sockets are the infrastructure's alone
 log="$OSWORLD_CTL/log"
 mkdir -p "$log"
+
+# Bounds that hold with or without host cgroups: tasks per uid, nested user namespaces.
+ulimit -u "${OSWORLD_MAX_TASKS:-4096}"
+echo "${OSWORLD_MAX_USERNS:-32}" >/proc/sys/user/max_user_namespaces 2>/dev/null
 
 wait_for_socket() {  # path, tries of 10 ms
   local i
@@ -16,18 +25,23 @@ wait_for_socket() {  # path, tries of 10 ms
   exit 1
 }
 
+# Processes that need no capability inside the namespace get none.
+no_caps=(setpriv --bounding-set=-all --inh-caps=-all --no-new-privs --)
+user_home=$HOME
+export HOME=/root  # the infrastructure never reads or writes the user's home by accident
+
 fbdir=()
 # With a frame directory bound in, Xvfb keeps its screen there and the host reads it directly.
 [ -d /run/fb ] && fbdir=(-fbdir /run/fb)
-Xvfb "$DISPLAY" -screen 0 "$OSWORLD_SCREEN" -nolisten tcp -noreset "${fbdir[@]}" 2>"$log/xvfb.log" &
+"${no_caps[@]}" Xvfb "$DISPLAY" -screen 0 "$OSWORLD_SCREEN" -nolisten tcp -noreset "${fbdir[@]}" \
+  2>"$log/xvfb.log" &
 wait_for_socket "/tmp/.X11-unix/X${DISPLAY#:}" 1000
-dbus-daemon --session --address="$DBUS_SESSION_BUS_ADDRESS" --nofork --nopidfile --syslog-only \
-  2>"$log/dbus.log" &
-wait_for_socket "${DBUS_SESSION_BUS_ADDRESS#unix:path=}" 1000
-openbox --sm-disable 2>"$log/openbox.log" &
-"$OSWORLD_PYTHON" -m osworld_mcp_env.guest.server --unix "$OSWORLD_CTL/guest.sock" 2>"$log/guest.log" &
+"${no_caps[@]}" openbox --sm-disable 2>"$log/openbox.log" &
 if [ "${OSWORLD_MCP:-0}" = 1 ]; then
-  "$OSWORLD_PYTHON" -m osworld_mcp_env.mcp_servers.cli all --uds "$OSWORLD_CTL/mcp.sock" 2>"$log/mcp.log" &
+  HOME=$user_home "$OSWORLD_PYTHON" -m osworld_mcp_env.mcp_servers.cli all --uds "$OSWORLD_CTL/mcp.sock" \
+    --desktop-uid "${OSWORLD_DESKTOP_UID:-1000}" 2>"$log/mcp.log" &
 fi
+HOME=$user_home "$OSWORLD_PYTHON" -m osworld_mcp_env.guest.server --unix "$OSWORLD_CTL/guest.sock" \
+  2>"$log/guest.log" &
 wait -n
 exit 1
