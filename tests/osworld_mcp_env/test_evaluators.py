@@ -76,15 +76,6 @@ def test_compare_table_ignores_trailing_empty_cells_but_not_inner_ones(tmp_path:
     assert metric("compare_table")(shifted, gold, **SHEET_DATA) == 0.0
 
 
-def test_compare_table_precision_and_ignore_case(tmp_path: Path):
-    gold = xlsx(tmp_path / "g.xlsx", [[1.23456, "Total"]])
-    close = xlsx(tmp_path / "c.xlsx", [[1.23461, "TOTAL"]])
-    strict = {"rules": [{"type": "sheet_data", "sheet_idx0": 0, "sheet_idx1": "EI0"}]}
-    loose = {"rules": [{**strict["rules"][0], "precision": 3, "ignore_case": True}]}
-    assert metric("compare_table")(close, gold, **strict) == 0.0
-    assert metric("compare_table")(close, gold, **loose) == 1.0
-
-
 def test_compare_table_sheet_name_and_index_forms(tmp_path: Path):
     gold = xlsx(tmp_path / "g.xlsx", [[1]], title="Data")
     same = xlsx(tmp_path / "s.xlsx", [[1]], title="Data")
@@ -98,54 +89,6 @@ def test_compare_table_sheet_name_and_index_forms(tmp_path: Path):
     bad_idx = {"rules": [{"type": "sheet_data", "sheet_idx0": "XX0", "sheet_idx1": "EI0"}]}
     with pytest.raises(EvaluationError, match=re.escape("bad sheet index 'XX0'")):
         metric("compare_table")(same, gold, **bad_idx)
-
-
-def test_compare_table_check_cell_reads_formulas_as_written(tmp_path: Path):
-    wb = openpyxl.Workbook()
-    wb.active["A1"] = 41.99
-    wb.active["B1"] = "=SUM(A1:A5)"
-    wb.save(tmp_path / "r.xlsx")
-    r = str(tmp_path / "r.xlsx")
-
-    def cell(coord, method, ref):
-        rule = {
-            "type": "check_cell",
-            "sheet_idx": 0,
-            "coordinate": coord,
-            "props": {"value": {"method": method, "ref": ref}},
-        }
-        return metric("compare_table")(r, None, rules=[rule])
-
-    assert cell("A1", "approx:0.1", 42) == 1.0
-    assert cell("A1", "gt", 50) == 0.0
-    assert cell("B1", "re.I", r"^=sum\(a1:a5\)$") == 1.0
-    assert cell("B1", "eq", "=SUM(A1:A4)") == 0.0
-
-
-def test_compare_table_sheet_fuzzy_and_freeze(tmp_path: Path):
-    gold = xlsx(tmp_path / "g.xlsx", [["  Apple pie"], ["Banana"]], freeze="A2")
-    res = xlsx(tmp_path / "r.xlsx", [["apple pie"], ["Banana!"]], freeze="A2")
-    fuzzy = {
-        "type": "sheet_fuzzy",
-        "sheet_idx0": 0,
-        "sheet_idx1": "EI0",
-        "rules": [
-            {"range": ["A1"], "type": "exact_match", "ignore_case": True, "trim_leadings": " "},
-            {"range": ["A2"], "type": "fuzzy_match", "threshold": 85},
-        ],
-    }
-    assert metric("compare_table")(res, gold, rules=[fuzzy]) == 1.0
-    assert (
-        metric("compare_table")(res, gold, rules=[{"type": "freeze", "sheet_idx0": 0, "sheet_idx1": "EI0"}])
-        == 1.0
-    )
-    unfrozen = xlsx(tmp_path / "u.xlsx", [["x"]])
-    assert (
-        metric("compare_table")(
-            unfrozen, gold, rules=[{"type": "freeze", "sheet_idx0": 0, "sheet_idx1": "EI0"}]
-        )
-        == 0.0
-    )
 
 
 @needs_soffice
@@ -239,11 +182,15 @@ def test_compare_docx_files_options(tmp_path: Path):
     gold = docx_file(tmp_path / "g.docx", ["One", "Two"])
     swapped = docx_file(tmp_path / "s.docx", ["Two", "one"])
     assert metric("compare_docx_files")(swapped, gold) == 0.0
-    assert metric("compare_docx_files")(swapped, gold, ignore_order=True, ignore_case=True) == 1.0
+    # OSWorld sorts paragraphs before lowering case: ["Two", "one"] stays in that order ("T" < "o") while
+    # the gold sorts to ["One", "Two"]; lowered, "two one" != "one two" -> 0.
+    assert metric("compare_docx_files")(swapped, gold, ignore_order=True, ignore_case=True) == 0.0
+    same_case = docx_file(tmp_path / "c.docx", ["Two", "One"])
+    assert metric("compare_docx_files")(same_case, gold, ignore_order=True) == 1.0
     (tmp_path / "junk.docx").write_text("no zip")
+    # OSWorld returns 0 when either document fails to open (it cannot tell which one).
     assert metric("compare_docx_files")(str(tmp_path / "junk.docx"), gold) == 0.0
-    with pytest.raises(EvaluationError, match="unreadable"):
-        metric("compare_docx_files")(gold, str(tmp_path / "junk.docx"))
+    assert metric("compare_docx_files")(gold, str(tmp_path / "junk.docx")) == 0.0
 
 
 # --- the evaluator ---
@@ -359,8 +306,6 @@ def test_metric_that_chokes_on_the_task_rules_is_an_evaluation_error(tmp_path: P
 
 
 def test_unsupported_task_cannot_be_evaluated(tmp_path: Path):
-    task = load_task(
-        {"id": "t", "instruction": "x", "evaluator": {"func": "compare_pptx_files"}}, strict=False
-    )
+    task = load_task({"id": "t", "instruction": "x", "evaluator": {"func": "compare_nothing"}}, strict=False)
     with pytest.raises(TaskError, match="not supported here"):
         evaluate(task, None, TaskContext("t", tmp_path))

@@ -11,6 +11,7 @@ from osworld_mcp_env.evaluators.registry import (
     GetterFn,
     MetricEntry,
     MetricFn,
+    ZeroScore,
     register_getter,
     register_metric,
 )
@@ -23,6 +24,7 @@ __all__ = [
     "GetterFn",
     "MetricEntry",
     "MetricFn",
+    "ZeroScore",
     "evaluate",
     "getters",
     "metrics",

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from osworld_mcp_env.backends.base import Desktop
 from osworld_mcp_env.errors import DesktopError, EvaluationError, RegistryError, SetupStepError, TaskError
-from osworld_mcp_env.evaluators.registry import GETTERS, METRICS
+from osworld_mcp_env.evaluators.registry import GETTERS, METRICS, ZeroScore
 from osworld_mcp_env.tasks.context import TaskContext
 from osworld_mcp_env.tasks.model import Check, Conj, GetterSpec, Task
 from osworld_mcp_env.tasks.setup import run_steps
@@ -30,11 +30,16 @@ from osworld_mcp_env.tasks.setup import run_steps
 
 @dataclass(frozen=True)
 class CheckOutcome:
-    """The score of one check, and whether the agent's artefact was missing."""
+    """The score of one check, whether the agent's artefact was missing, and why a 0 is a 0.
+
+    ``reason`` is set when the check scored 0 because OSWorld's own metric would crash
+    on these inputs (see docs/evaluators.md, "Deviations").
+    """
 
     func: str
     score: float
     result_missing: bool = False
+    reason: str = ""
 
 
 @dataclass(frozen=True)
@@ -129,6 +134,8 @@ def _run_check(check: Check, desktop: Desktop, context: TaskContext, task_id: st
     missing = result is None or (isinstance(result, list) and any(r is None for r in result))
     try:
         score = metric.fn(result, expected, **dict(check.options))
+    except ZeroScore as exc:
+        return CheckOutcome(check.func, 0.0, missing, str(exc))
     except EvaluationError as exc:
         raise EvaluationError(f"task {task_id!r}, metric {check.func!r}: {exc}") from exc
     except (KeyError, TypeError, ValueError, IndexError) as exc:

@@ -39,8 +39,7 @@ def task_problems(task: Task) -> list[str]:
             problems.append(f"evaluator.func[{i}]: {evaluators.METRICS.unknown_message(check.func)}")
         else:
             entry = evaluators.METRICS.get(check.func)
-            if entry.check_options is not None:
-                problems += [f"evaluator.options[{i}]: {p}" for p in entry.check_options(check.options)]
+            problems += [f"evaluator.options[{i}] ({check.func}): {p}" for p in entry.problems(check.options)]
         for role, spec in (("result", check.result), ("expected", check.expected)):
             if spec is not None and spec.type not in evaluators.GETTERS:
                 problems.append(f"evaluator.{role}[{i}]: {evaluators.GETTERS.unknown_message(spec.type)}")

@@ -1,71 +1,123 @@
-"""Document metrics: ``compare_docx_files`` (text of .docx, and .odt through odfpy)."""
+"""Writer document metrics: ``compare_docx_files``, ``compare_docx_tables``, scored as OSWorld does.
+
+Paragraph texts come from python-docx for ``.docx`` and, for ``.odt``, from the text
+nodes and ``text:span`` children of each ``text:p`` (OSWorld's reading, which skips
+deeper nesting). Similarities are rapidfuzz ratios / 100, as in OSWorld.
+"""
 
 from __future__ import annotations
 
-import difflib
 import re
 import zipfile
-from pathlib import Path
 from typing import Any
 
 import docx
 from docx.opc.exceptions import PackageNotFoundError
+from rapidfuzz import fuzz
 
-from osworld_mcp_env.errors import EvaluationError
 from osworld_mcp_env.evaluators.registry import register_metric
 
-
-class _Unreadable(Exception):
-    pass
+_DOC_ERRORS = (PackageNotFoundError, zipfile.BadZipFile, KeyError, ValueError, OSError)
 
 
-def _paragraphs(path: str) -> list[str]:
+def _odt_paragraphs(path: str) -> list[str]:
+    from odf import text
+    from odf.opendocument import load
+
+    out = []
+    for p in load(path).getElementsByType(text.P):
+        parts = []
+        for node in p.childNodes:
+            if node.nodeType == node.TEXT_NODE:
+                parts.append(node.data)
+            elif node.nodeType == node.ELEMENT_NODE and node.tagName == "text:span":
+                parts += [c.data for c in node.childNodes if c.nodeType == c.TEXT_NODE]
+        out.append("".join(parts))
+    return out
+
+
+def _paragraphs(path: str) -> list[str] | None:
     try:
-        if Path(path).suffix.lower() == ".odt":
-            from odf import teletype, text
-            from odf.opendocument import load
-
-            doc = load(path)
-            return [teletype.extractText(p) for p in doc.getElementsByType(text.P)]
+        if path.endswith(".odt"):
+            return _odt_paragraphs(path)
         return [p.text for p in docx.Document(path).paragraphs]
-    except (PackageNotFoundError, zipfile.BadZipFile, KeyError, ValueError, OSError) as exc:
-        raise _Unreadable(str(exc)) from exc
+    except _DOC_ERRORS:
+        return None
 
 
-@register_metric("compare_docx_files")
+def _joined(paragraphs: list[str]) -> str:
+    return re.sub(r"\s+", " ", "\n".join(paragraphs)).strip()
+
+
+_DOCX_OPTIONS = (
+    "ignore_blanks",
+    "ignore_case",
+    "ignore_order",
+    "content_only",
+    "fuzzy_match",
+    "delete_empty_lines",
+)
+
+
+@register_metric("compare_docx_files", options=_DOCX_OPTIONS)
 def compare_docx_files(result: Any, expected: Any, **options: Any) -> float:
-    """1 when the two documents have the same text.
+    """The text agreement of two documents (both ``.docx`` or both ``.odt``).
 
-    Options (OSWorld's):
-        ignore_blanks: Compare the whole text with whitespace runs collapsed (default True);
-            when False, compare paragraph by paragraph.
-        ignore_case: Compare case-insensitively (default False).
-        ignore_order: Sort paragraphs first (default False).
-        content_only: Pass when the texts are at least 95 % similar (difflib ratio;
-            OSWorld uses rapidfuzz) (default False).
+    Options (OSWorld's, same defaults): ``ignore_order`` sorts paragraphs;
+    ``delete_empty_lines`` drops blank ones; ``content_only`` returns the similarity
+    of the whitespace-collapsed texts; ``ignore_blanks`` (default True) compares those
+    texts (their similarity with ``fuzzy_match``); without it paragraphs are compared
+    one by one (the mean similarity with ``fuzzy_match``); ``ignore_case`` lowers both.
 
-    A missing or unreadable result scores 0; an unreadable expected file raises.
+    Returns:
+        1 or 0, or a similarity in [0, 1] with ``content_only`` / ``fuzzy_match``.
+        A missing or unreadable file, or mixed types, scores 0 (as in OSWorld).
     """
-    if result is None:
+    if not result or not expected:
         return 0.0
-    if expected is None:
-        raise EvaluationError("compare_docx_files needs an expected file.")
-    try:
-        want = _paragraphs(expected)
-    except _Unreadable as exc:
-        raise EvaluationError(f"compare_docx_files: expected file {expected!r} is unreadable: {exc}") from exc
-    try:
-        got = _paragraphs(result)
-    except _Unreadable:
+    kinds = {str(result).rsplit(".", 1)[-1], str(expected).rsplit(".", 1)[-1]}
+    if kinds not in ({"docx"}, {"odt"}):
         return 0.0
-    if options.get("ignore_case", False):
-        got, want = [p.lower() for p in got], [p.lower() for p in want]
+    got, want = _paragraphs(result), _paragraphs(expected)
+    if got is None or want is None:
+        return 0.0
     if options.get("ignore_order", False):
         got, want = sorted(got), sorted(want)
-    if options.get("content_only", False):
-        a, b = (re.sub(r"\s+", " ", "\n".join(x)).strip() for x in (got, want))
-        return float(difflib.SequenceMatcher(None, a, b).ratio() >= 0.95)
-    if options.get("ignore_blanks", True):
-        a, b = (re.sub(r"\s+", " ", "\n".join(x)).strip() for x in (got, want))
+    if options.get("delete_empty_lines", False):
+        got, want = [p for p in got if p.strip()], [p for p in want if p.strip()]
+    case = (lambda s: s.lower()) if options.get("ignore_case", False) else (lambda s: s)
+    fuzzy = options.get("fuzzy_match", False)
+    if options.get("content_only", False) or options.get("ignore_blanks", True):
+        a, b = case(_joined(got)), case(_joined(want))
+        if options.get("content_only", False) or fuzzy:
+            return fuzz.ratio(a, b) / 100.0
         return float(a == b)
-    return float(got == want)
+    if len(got) != len(want):
+        return 0.0
+    if fuzzy:
+        if not got:
+            return 1.0
+        return sum(fuzz.ratio(case(a), case(b)) / 100.0 for a, b in zip(got, want, strict=True)) / len(got)
+    return float(all(case(a) == case(b) for a, b in zip(got, want, strict=True)))
+
+
+@register_metric("compare_docx_tables")
+def compare_docx_tables(result: Any, expected: Any, **options: Any) -> float:
+    """1 when both .docx have the same tables: count, shape, and stripped cell texts."""
+    if not result or not expected:
+        return 0.0
+    try:
+        tables = [docx.Document(p).tables for p in (result, expected)]
+    except _DOC_ERRORS:
+        return 0.0
+    got, want = tables
+    if len(got) != len(want):
+        return 0.0
+    for t1, t2 in zip(got, want, strict=True):
+        if len(t1.rows) != len(t2.rows) or len(t1.columns) != len(t2.columns):
+            return 0.0
+        for i in range(len(t1.rows)):
+            for j in range(len(t1.columns)):
+                if t1.cell(i, j).text.strip() != t2.cell(i, j).text.strip():
+                    return 0.0
+    return 1.0

@@ -1,312 +1,370 @@
-"""Spreadsheet metrics: ``compare_table`` (xlsx, rule-based) and ``compare_csv``.
+"""Spreadsheet metrics: ``compare_table`` (xlsx, rule based) and ``compare_csv``, scored as OSWorld does.
 
-``compare_table(result, expected, rules=[...])`` passes when every rule passes.
-Supported rule types (checked when a task loads): ``sheet_name``, ``sheet_data``
-(cell values of two sheets, formulas compared by their cached values; options
-``precision`` and ``ignore_case``), ``sheet_fuzzy``, ``check_cell`` (``value``
-prop), ``freeze`` and ``zoom``. Sheet indices follow OSWorld: an int picks a sheet of
-the result by position; ``"RI<n>"``/``"RN<name>"`` the result's by index/name;
-``"EI<n>"``/``"EN<name>"`` the expected file's.
+``compare_table(result, expected, rules=[...])`` passes when every rule passes, in
+order, stopping at the first that fails. Each rule reads the books the way OSWorld's
+does, so the same file gets the same score:
 
-Differences from OSWorld, on purpose: cells are compared from openpyxl's values, not
-through pandas, so ``15`` and ``15.0`` are equal (pandas' ``DataFrame.equals``
-would compare column dtypes); trailing empty rows and columns are ignored, as
-pandas does when it reads a sheet.
+* ``sheet_data`` reads both sheets with pandas (first row as header, ``N/A`` as
+  missing, numeric text as numbers), rounds numbers to ``precision`` decimals
+  (default 4) and compares with ``DataFrame.equals`` (dtypes included).
+* ``check_cell`` reads ``value`` from the sheet XML (the value LibreOffice cached for a
+  formula, see :mod:`.cells`) and style props from openpyxl.
+* ``sheet_fuzzy`` compares cell texts from the sheet XML (an empty cell reads
+  ``"None"``), with OSWorld's normalisation options and rapidfuzz ratios.
+* ``sheet_print`` compares the CSV exports ``<book>-<sheet>.csv`` beside each book
+  (a task's postconfig makes them), last line first, lines stripped.
+* ``freeze`` compares the frozen column/row counts, not the scroll-dependent top cell.
+
+The rule types holding charts, pivot tables and the like live in :mod:`.table_objects`.
+Sheet indices follow OSWorld: an int picks a result sheet by position; ``RI<n>``/``RN<name>``
+the result's by index/name; ``EI<n>``/``EN<name>`` the expected file's.
 """
 
 from __future__ import annotations
 
-import difflib
-import operator
+import itertools
 import re
 import zipfile
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import openpyxl
-from openpyxl.utils import range_boundaries
-from openpyxl.utils.exceptions import InvalidFileException
+import pandas as pd
+from openpyxl.utils import get_column_letter
 from openpyxl.workbook.workbook import Workbook
+from openpyxl.worksheet.cell_range import MultiCellRange
 from openpyxl.worksheet.worksheet import Worksheet
+from rapidfuzz import fuzz
 
 from osworld_mcp_env.errors import EvaluationError
-from osworld_mcp_env.evaluators.registry import register_metric
+from osworld_mcp_env.evaluators.metrics.cells import (
+    CELL_STYLE_PROPS,
+    METHOD_RE,
+    match_rule,
+    read_cell_style,
+    read_cell_value,
+)
+from osworld_mcp_env.evaluators.registry import ZeroScore, register_metric
 
-_UNREADABLE = (InvalidFileException, zipfile.BadZipFile, KeyError, OSError, ValueError)
+_IDX = re.compile(r"^(RI|RN|EI|EN)")
 
 
-class _ResultUnusable(Exception):
-    """The agent's workbook lacks what a rule needs: the rule fails (score 0)."""
+class Books:
+    """The result and expected workbooks, opened as OSWorld opens them (openpyxl and pandas).
 
-
-def _load(path: str, *, data_only: bool) -> Workbook:
-    return openpyxl.load_workbook(path, data_only=data_only)
-
-
-class _Books:
-    """The result and expected workbooks, each loaded lazily in both modes."""
+    A sheet that cannot be found resolves to the name ``""``, as in OSWorld, and each
+    rule then does what OSWorld's does with a missing sheet.
+    """
 
     def __init__(self, result: str, expected: str | None) -> None:
-        self._paths = {"R": result, "E": expected}
-        self._cache: dict[tuple[str, bool], Workbook] = {}
+        self.paths = {"R": result, "E": expected}
+        self.xl: dict[str, Workbook] = {}
+        self.pd: dict[str, pd.ExcelFile] = {}
+        self.names: dict[str, list[str]] = {}
 
-    def book(self, side: str, *, data_only: bool = True) -> Workbook:
-        key = (side, data_only)
-        if key not in self._cache:
-            path = self._paths[side]
-            if path is None:
-                raise EvaluationError("compare_table: a rule names the expected file, but there is none.")
-            try:
-                self._cache[key] = _load(path, data_only=data_only)
-            except _UNREADABLE as exc:
-                if side == "R":
-                    raise _ResultUnusable(f"result {path!r} is not a readable xlsx: {exc}") from exc
-                raise EvaluationError(f"compare_table: expected file {path!r} is unreadable: {exc}") from exc
-        return self._cache[key]
+    def open(self, side: str) -> None:
+        """Opens one side; errors propagate (the caller decides what they score)."""
+        path = self.paths[side]
+        self.xl[side] = openpyxl.load_workbook(path)
+        self.pd[side] = pd.ExcelFile(path)
+        self.names[side] = list(self.pd[side].sheet_names)
 
-    def sheet(self, idx: Any, *, data_only: bool = True) -> Worksheet:
-        side, by, key = _parse_idx(idx)
-        wb = self.book(side, data_only=data_only)
-        names = wb.sheetnames
-        name = names[key] if by == "I" and -len(names) <= key < len(names) else key if by == "N" else None
-        if name not in names:
-            if side == "R":
-                raise _ResultUnusable(f"result has no sheet {idx!r} (sheets: {names})")
-            raise EvaluationError(f"compare_table: expected file has no sheet {idx!r} (sheets: {names}).")
-        return wb[name]
-
-
-_IDX = re.compile(r"^(R|E)(I|N)(.+)$")
-
-
-def _parse_idx(idx: Any) -> tuple[str, str, Any]:
-    if isinstance(idx, int) and not isinstance(idx, bool):
-        return "R", "I", idx
-    m = _IDX.match(str(idx))
-    if not m:
-        raise EvaluationError(
-            f"compare_table: bad sheet index {idx!r}; use an int, RI<n>, RN<name>, EI<n>, EN<name>."
-        )
-    side, by, rest = m.groups()
-    if by == "I":
+    def locate(self, idx: Any) -> tuple[str, str]:
+        """(side, sheet name) of a sheet index; the name is ``""`` where OSWorld finds none."""
+        if isinstance(idx, int) and not isinstance(idx, bool):
+            names = self.names["R"]
+            return "R", names[idx] if names and idx < len(names) else ""
+        side, by, rest = idx[0], idx[1], idx[2:]
+        if side == "E" and "E" not in self.names:
+            # OSWorld indexes None here and stops: the task needs an expected file.
+            raise ZeroScore(f"sheet index {idx!r} names the expected book, but the check has none")
+        if by == "N":
+            return side, rest
         try:
-            return side, by, int(rest)
-        except ValueError:
-            raise EvaluationError(f"compare_table: bad sheet index {idx!r}.") from None
-    return side, by, rest
+            return side, self.names[side][int(rest)]
+        except (ValueError, IndexError):
+            return side, ""
+
+    def frame(self, idx: Any) -> pd.DataFrame | None:
+        """The sheet as pandas reads it, or None where OSWorld's read fails."""
+        side, name = self.locate(idx)
+        try:
+            return pd.read_excel(self.pd[side], name)
+        except (ValueError, KeyError, IndexError, TypeError):
+            return None
+
+    def sheet(self, idx: Any) -> Worksheet | None:
+        """The openpyxl sheet (formulas as written), or None."""
+        side, name = self.locate(idx)
+        return self.xl[side][name] if name in self.xl[side].sheetnames else None
+
+    def cell_source(self, idx: Any) -> tuple[str, str]:
+        """(book path, sheet name) for :func:`.cells.read_cell_value`."""
+        side, name = self.locate(idx)
+        return self.paths[side] or "", name
 
 
-def _grid(ws: Worksheet) -> list[list[Any]]:
-    rows = [list(r) for r in ws.iter_rows(values_only=True)]
-    rows = [[None if v == "" else v for v in r] for r in rows]
-    while rows and all(v is None for v in rows[-1]):
-        rows.pop()
-    width = max((max((i + 1 for i, v in enumerate(r) if v is not None), default=0) for r in rows), default=0)
-    return [r[:width] + [None] * (width - len(r)) for r in rows]
+# --- rules --------------------------------------------------------------------------------------------
 
 
-def _norm(value: Any, precision: int | None, ignore_case: bool) -> Any:
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, int | float):
-        v = float(value)
-        return round(v, precision) if precision is not None else v
-    if isinstance(value, str) and ignore_case:
-        return value.lower()
-    return value
+def _sheet_name(books: Books, rule: Mapping[str, Any]) -> bool:
+    return books.names["R"] == books.names.get("E")
 
 
-def _rule_sheet_data(books: _Books, rule: Mapping[str, Any]) -> bool:
-    precision = rule.get("precision")
-    ignore_case = bool(rule.get("ignore_case", False))
-    a = _grid(books.sheet(rule["sheet_idx0"]))
-    b = _grid(books.sheet(rule["sheet_idx1"]))
-    return [[_norm(v, precision, ignore_case) for v in r] for r in a] == [
-        [_norm(v, precision, ignore_case) for v in r] for r in b
-    ]
+def _sheet_data(books: Books, rule: Mapping[str, Any]) -> bool:
+    # OSWorld's sheet_data reads no ignore_case; it is accepted and ignored, as there.
+    precision = rule.get("precision", 4)
+    first = books.frame(rule["sheet_idx0"])
+    if first is None:
+        return False
+    second = books.frame(rule["sheet_idx1"])
+    if second is None:
+        raise ZeroScore(f"sheet {rule['sheet_idx1']!r} cannot be read (OSWorld raises on it)")
+    return bool(first.round(precision).equals(second.round(precision)))
 
 
-def _rule_sheet_name(books: _Books, rule: Mapping[str, Any]) -> bool:
-    return books.book("R").sheetnames == books.book("E").sheetnames
+def _csv_lines(book: str, sheet: str) -> list[str] | None:
+    path = Path(f"{Path(book).with_suffix('')}-{sheet}.csv") if book else None
+    if path is None or not path.is_file():
+        return None
+    data = path.read_bytes()
+    for encoding in ("utf-8-sig", "latin-1"):  # OSWorld's encoding chain stops at latin-1
+        try:
+            text = data.decode(encoding)
+            break
+        except UnicodeDecodeError:
+            continue
+    lines = (line.strip() for line in reversed(text.splitlines()))
+    return list(itertools.dropwhile(lambda line: not line, lines))
 
 
-def _fuzzy_cell(a: str, b: str, spec: Mapping[str, Any]) -> bool:
-    for src, dst in spec.get("normalization", []):
-        a, b = a.replace(src, dst), b.replace(src, dst)
-    if spec.get("trim_leadings"):
+def _sheet_print(books: Books, rule: Mapping[str, Any]) -> bool:
+    first = _csv_lines(*books.cell_source(rule["sheet_idx0"]))
+    if first is None:
+        return False
+    second = _csv_lines(*books.cell_source(rule["sheet_idx1"]))
+    if second is None:
+        if rule.get("ignore_case", False):
+            raise ZeroScore(f"no CSV export for {rule['sheet_idx1']!r} (OSWorld raises on it)")
+        return False
+    if rule.get("ignore_case", False):
+        first, second = [s.lower() for s in first], [s.lower() for s in second]
+    return first == second
+
+
+def _fuzzy_pair(a: str, b: str, spec: Mapping[str, Any]) -> bool:
+    for old, new in spec.get("normalization", []):
+        a, b = a.replace(old, new), b.replace(old, new)
+    if "trim_leadings" in spec:
         a, b = a.lstrip(spec["trim_leadings"]), b.lstrip(spec["trim_leadings"])
-    if spec.get("trim_trailings"):
+    if "trim_trailings" in spec:
         a, b = a.rstrip(spec["trim_trailings"]), b.rstrip(spec["trim_trailings"])
-    if spec.get("ignore_case"):
+    if "ignore_chars" in spec:
+        drop = set(spec["ignore_chars"])
+        a, b = "".join(c for c in a if c not in drop), "".join(c for c in b if c not in drop)
+    if spec.get("ignore_case", False):
         a, b = a.lower(), b.lower()
-    kind = spec.get("type", "exact_match")
-    if kind == "exact_match":
-        return a == b
+    kind = spec["type"]
     if kind == "includes":
         return b in a
     if kind == "included_by":
         return a in b
     if kind == "fuzzy_match":
-        return difflib.SequenceMatcher(None, a, b).ratio() * 100 >= float(spec.get("threshold", 85))
-    raise EvaluationError(f"compare_table: unknown sheet_fuzzy comparison {kind!r}.")
+        return fuzz.ratio(a, b) >= spec.get("threshold", 85.0)
+    return a == b  # exact_match
 
 
-def _rule_sheet_fuzzy(books: _Books, rule: Mapping[str, Any]) -> bool:
-    ra, rb = books.sheet(rule["sheet_idx0"]), books.sheet(rule["sheet_idx1"])
+def _sheet_fuzzy(books: Books, rule: Mapping[str, Any]) -> bool:
+    first, second = books.cell_source(rule["sheet_idx0"]), books.cell_source(rule["sheet_idx1"])
     for spec in rule["rules"]:
-        for rng in spec["range"]:
-            min_col, min_row, max_col, max_row = range_boundaries(rng)
-            for row in range(min_row, max_row + 1):
-                for col in range(min_col, max_col + 1):
-                    va = ra.cell(row=row, column=col).value
-                    vb = rb.cell(row=row, column=col).value
-                    sa, sb = ("" if va is None else str(va)), ("" if vb is None else str(vb))
-                    if not _fuzzy_cell(sa, sb, spec):
-                        return False
+        for rng in MultiCellRange(spec["range"]):
+            for row, col in rng.cells:
+                coord = f"{get_column_letter(col)}{row}"
+                a, b = str(read_cell_value(*first, coord)), str(read_cell_value(*second, coord))
+                if not _fuzzy_pair(a, b, spec):
+                    return False
     return True
 
 
-_OPS: dict[str, Callable[[Any, Any], bool]] = {
-    "eq": operator.eq,
-    "ne": operator.ne,
-    "lt": operator.lt,
-    "le": operator.le,
-    "gt": operator.gt,
-    "ge": operator.ge,
-}
-
-
-def match_value(value: Any, method: str, ref: Any) -> bool:
-    """Applies OSWorld's value rule ``method`` with reference ``ref`` to a cell value.
-
-    Methods: ``eq``/``ne``/``lt``/``le``/``gt``/``ge``, ``approx:<tol>``, ``re``/``re.<FLAGS>``
-    (search), ``str_list_eq`` (comma list), ``str_set_eq``.
-    """
-    if method in _OPS:
+def _check_cell(books: Books, rule: Mapping[str, Any]) -> bool:
+    sheet = books.sheet(rule["sheet_idx"])
+    if sheet is None:
+        return False
+    cell = sheet[rule["coordinate"]]
+    for prop, value_rule in rule["props"].items():
+        if prop == "value":
+            value = read_cell_value(*books.cell_source(rule["sheet_idx"]), rule["coordinate"])
+        else:
+            value = read_cell_style(prop, cell)
         try:
-            return _OPS[method](value, ref)
-        except TypeError:
+            if not match_rule(value, value_rule):
+                return False
+        except (TypeError, AttributeError, ValueError):
+            # OSWorld catches any error of check_cell and scores the whole table 0.
             return False
-    if method.startswith("approx:"):
-        try:
-            return abs(float(value) - float(ref)) <= float(method.split(":", 1)[1])
-        except (TypeError, ValueError):
-            return False
-    if method == "re" or method.startswith("re."):
-        flags = 0
-        for name in method.split(".")[1:]:
-            flags |= getattr(re, name)
-        return value is not None and re.search(ref, str(value), flags) is not None
-    if method == "str_list_eq":
-        return value is not None and str(value).split(",") == list(ref)
-    if method == "str_set_eq":
-        return value is not None and set(str(value).split(",")) == set(ref)
-    raise EvaluationError(f"compare_table: unknown value method {method!r}.")
+    return True
 
 
-_METHOD_RE = re.compile(r"^(eq|ne|lt|le|gt|ge|re(\.[A-Z]+)*|approx:[0-9.eE+-]+|str_list_eq|str_set_eq)$")
+def _freeze_key(sheet: Worksheet) -> tuple[Any, ...]:
+    pane = sheet.sheet_view.pane
+    if pane is None:
+        return ("none",)
+    xs, ys = int(pane.xSplit or 0), int(pane.ySplit or 0)
+    if (pane.state or "").lower() in ("frozen", "frozensplit"):
+        return ("frozen", xs, ys)
+    return ("other", xs, ys, pane.topLeftCell)
 
 
-def _rule_check_cell(books: _Books, rule: Mapping[str, Any]) -> bool:
-    # OSWorld reads check_cell values without data_only: a formula cell yields its formula text.
-    ws = books.sheet(rule["sheet_idx"], data_only=False)
-    cell = ws[rule["coordinate"]]
-    return all(match_value(cell.value, p["method"], p.get("ref")) for _, p in rule["props"].items())
+def _freeze(books: Books, rule: Mapping[str, Any]) -> bool:
+    first = books.sheet(rule["sheet_idx0"])
+    if first is None:
+        return False
+    second = books.sheet(rule["sheet_idx1"])
+    if second is None:
+        raise ZeroScore(f"sheet {rule['sheet_idx1']!r} does not exist (OSWorld raises on it)")
+    return _freeze_key(first) == _freeze_key(second)
 
 
-def _rule_freeze(books: _Books, rule: Mapping[str, Any]) -> bool:
-    return books.sheet(rule["sheet_idx0"]).freeze_panes == books.sheet(rule["sheet_idx1"]).freeze_panes
+def _zoom(books: Books, rule: Mapping[str, Any]) -> bool:
+    sheet = books.sheet(rule["sheet_idx"])
+    if sheet is None:
+        return False
+    return match_rule(sheet.sheet_view.zoomScale or 100.0, rule)
 
 
-def _rule_zoom(books: _Books, rule: Mapping[str, Any]) -> bool:
-    zoom = books.sheet(rule["sheet_idx"]).sheet_view.zoomScale
-    return match_value(float(zoom or 100), rule["method"], rule["ref"])
+@dataclass(frozen=True)
+class TableRule:
+    """One ``compare_table`` rule type: its check, and the keys it needs and accepts."""
+
+    check: Callable[[Books, Mapping[str, Any]], bool]
+    required: tuple[str, ...]
+    optional: tuple[str, ...] = ()
 
 
-_RULES: dict[str, tuple[Callable[[_Books, Mapping[str, Any]], bool], tuple[str, ...]]] = {
-    "sheet_name": (_rule_sheet_name, ()),
-    "sheet_data": (_rule_sheet_data, ("sheet_idx0", "sheet_idx1")),
-    "sheet_fuzzy": (_rule_sheet_fuzzy, ("sheet_idx0", "sheet_idx1", "rules")),
-    "check_cell": (_rule_check_cell, ("sheet_idx", "coordinate", "props")),
-    "freeze": (_rule_freeze, ("sheet_idx0", "sheet_idx1")),
-    "zoom": (_rule_zoom, ("sheet_idx", "method", "ref")),
+PAIR = ("sheet_idx0", "sheet_idx1")
+TABLE_RULES: dict[str, TableRule] = {
+    "sheet_name": TableRule(_sheet_name, ()),
+    "sheet_data": TableRule(_sheet_data, PAIR, ("precision", "ignore_case")),
+    "sheet_print": TableRule(_sheet_print, PAIR, ("ignore_case",)),
+    "sheet_fuzzy": TableRule(_sheet_fuzzy, (*PAIR, "rules")),
+    "check_cell": TableRule(_check_cell, ("sheet_idx", "coordinate", "props")),
+    "freeze": TableRule(_freeze, PAIR),
+    "zoom": TableRule(_zoom, ("sheet_idx", "method", "ref")),
 }
+"""Rule types by name; :mod:`.table_objects` adds the object rules (chart, pivot_table, ...)."""
+
+_FUZZY_KEYS = {"range", "type", "threshold", "ignore_case", "ignore_chars", "trim_leadings"}
+_FUZZY_KEYS |= {"trim_trailings", "normalization"}
+_FUZZY_TYPES = {"includes", "included_by", "fuzzy_match", "exact_match"}
+
+
+def _index_ok(idx: Any) -> bool:
+    return (isinstance(idx, int) and not isinstance(idx, bool)) or bool(_IDX.match(str(idx)))
+
+
+def _rule_problems(i: int, rule: Any) -> list[str]:
+    at = f"compare_table: rules[{i}]"
+    kind = rule.get("type") if isinstance(rule, Mapping) else None
+    if kind not in TABLE_RULES:
+        return [f"{at}: rule type {kind!r} is not implemented (known: {sorted(TABLE_RULES)})."]
+    at += f" ({kind})"
+    spec = TABLE_RULES[kind]
+    out = [f"{at} lacks {k!r}." for k in spec.required if k not in rule]
+    known = {"type", *spec.required, *spec.optional}
+    out += [f"{at}: option {k!r} is not implemented." for k in rule if k not in known]
+    out += [
+        f"{at}: bad sheet index {rule[k]!r}; use an int, RI<n>, RN<name>, EI<n>, EN<name>."
+        for k in ("sheet_idx", "sheet_idx0", "sheet_idx1")
+        if k in rule and not _index_ok(rule[k])
+    ]
+    if kind == "check_cell" and isinstance(rule.get("props"), Mapping):
+        for prop, value_rule in rule["props"].items():
+            if prop != "value" and prop not in CELL_STYLE_PROPS:
+                out.append(f"{at}: cell prop {prop!r} is not implemented.")
+            if not isinstance(value_rule, Mapping) or not METHOD_RE.match(str(value_rule.get("method"))):
+                out.append(f"{at}: value rule {value_rule!r} is not implemented.")
+    for spec_ in rule.get("rules", []) if kind == "sheet_fuzzy" else []:
+        out += [f"{at}: option {k!r} is not implemented." for k in spec_ if k not in _FUZZY_KEYS]
+        if spec_.get("type") not in _FUZZY_TYPES:
+            out.append(f"{at}: comparison {spec_.get('type')!r} is unknown.")
+    if kind == "zoom" and not METHOD_RE.match(str(rule.get("method"))):
+        out.append(f"{at}: method {rule.get('method')!r} is not implemented.")
+    return out
 
 
 def check_table_options(options: Mapping[str, Any]) -> list[str]:
-    """Load-time check of ``compare_table`` options: known rule types, required keys."""
+    """Load-time check of ``compare_table`` options: known rule types, keys, sheet indices."""
     rules = options.get("rules")
     if not isinstance(rules, list) or not rules:
         return ["compare_table: options.rules must be a non-empty list."]
-    problems = []
-    for i, rule in enumerate(rules):
-        kind = rule.get("type") if isinstance(rule, Mapping) else None
-        if kind not in _RULES:
-            known = ", ".join(sorted(_RULES))
-            msg = f"compare_table: unsupported rule type {kind!r} in rules[{i}]. Known: {known}."
-            close = difflib.get_close_matches(str(kind), list(_RULES), n=1)
-            problems.append(msg + (f" Did you mean {close[0]!r}?" if close else ""))
-            continue
-        missing = [k for k in _RULES[kind][1] if k not in rule]
-        if missing:
-            problems.append(f"compare_table: rules[{i}] ({kind}) lacks {missing}.")
-        if kind == "check_cell" and isinstance(rule.get("props"), Mapping):
-            for prop, spec in rule["props"].items():
-                if prop != "value":
-                    problems.append(
-                        f"compare_table: check_cell prop {prop!r} is not supported (only 'value')."
-                    )
-                elif not isinstance(spec, Mapping) or not _METHOD_RE.match(str(spec.get("method"))):
-                    problems.append(f"compare_table: check_cell value method {spec!r} is not supported.")
-    return problems
+    return [p for i, rule in enumerate(rules) for p in _rule_problems(i, rule)]
 
 
-@register_metric("compare_table", check_options=check_table_options)
+_UNREADABLE = (zipfile.BadZipFile, KeyError, OSError, ValueError, TypeError)
+
+
+@register_metric("compare_table", options=None, check_options=check_table_options)
 def compare_table(result: Any, expected: Any, **options: Any) -> float:
     """1 when every rule of ``options["rules"]`` passes on the result (and expected) xlsx.
 
-    A missing or unreadable result file, or one that lacks a sheet a rule names,
-    scores 0. A missing or unreadable expected file raises ``EvaluationError``.
+    A missing or unreadable result scores 0, as in OSWorld; an unreadable expected
+    file raises ``EvaluationError`` (the task's file is broken, not the agent's).
     """
-    if result is None:
+    if result is None or not Path(result).exists():
         return 0.0
     problems = check_table_options(options)
     if problems:
         raise EvaluationError("; ".join(problems))
-    books = _Books(result, expected)
+    books = Books(result, expected)
     try:
-        if expected is not None:
-            books.book("E")
-        books.book("R")
-        return float(all(_RULES[r["type"]][0](books, r) for r in options["rules"]))
-    except _ResultUnusable:
+        books.open("R")
+    except _UNREADABLE:
         return 0.0
+    if expected is not None:
+        try:
+            books.open("E")
+        except _UNREADABLE as exc:
+            raise EvaluationError(f"compare_table: expected file {expected!r} is unreadable: {exc}") from exc
+    return float(all(TABLE_RULES[r["type"]].check(books, r) for r in options["rules"]))
 
 
-@register_metric("compare_csv")
+def _csv_text_lines(path: str) -> list[str] | None:
+    try:
+        data = Path(path).read_bytes()
+    except OSError:
+        return None
+    try:
+        return data.decode("utf-8-sig").splitlines()
+    except UnicodeDecodeError:
+        return data.decode("latin-1").splitlines()
+
+
+@register_metric("compare_csv", options=("strict", "ignore_case"))
 def compare_csv(result: Any, expected: Any, **options: Any) -> float:
-    """1 when two CSV files have the same lines.
+    """1 when the result CSV has the same lines as the expected one, or as any of a list of them.
 
     Options:
         strict: When False, strip each line first (default True).
         ignore_case: Compare case-insensitively (default False).
+
+    An expected file that does not exist is skipped, as OSWorld does.
     """
     if result is None:
         return 0.0
-    if expected is None:
-        raise EvaluationError("compare_csv needs an expected file.")
-    try:
-        with open(expected, encoding="utf-8", errors="replace") as f:
-            want = f.read().splitlines()
-    except FileNotFoundError as exc:
-        raise EvaluationError(f"compare_csv: expected file {expected!r} does not exist.") from exc
-    try:
-        with open(result, encoding="utf-8", errors="replace") as f:
-            got = f.read().splitlines()
-    except FileNotFoundError:
+    got = _csv_text_lines(result)
+    if got is None:
         return 0.0
-    if not options.get("strict", True):
-        got, want = [s.strip() for s in got], [s.strip() for s in want]
-    if options.get("ignore_case", False):
-        got, want = [s.lower() for s in got], [s.lower() for s in want]
-    return float(got == want)
+    for path in [expected] if isinstance(expected, str) else list(expected or []):
+        want = _csv_text_lines(path)
+        if want is None:
+            continue
+        a, b = got, want
+        if not options.get("strict", True):
+            a, b = [s.strip() for s in a], [s.strip() for s in b]
+        if options.get("ignore_case", False):
+            a, b = [s.lower() for s in a], [s.lower() for s in b]
+        if a == b:
+            return 1.0
+    return 0.0
