@@ -50,8 +50,16 @@ _FLAGS_OFF = (
     "examine_image_size",
     "examine_modify_height",
 )
-OPTIONS = (*_FLAGS_ON, *_FLAGS_OFF, "approximately_tolerance", "enable_debug", "_note")
-"""Option names: the ``examine_*`` switches, the tolerance, OSWorld's debug switch and a comment key."""
+OPTIONS = (
+    *_FLAGS_ON,
+    *_FLAGS_OFF,
+    "approximately_tolerance",
+    "enable_debug",
+    "_note",
+    "examine_shape_lenient_height",
+)
+"""Option names: the ``examine_*`` switches, the tolerance, OSWorld's debug switch, a comment key, and
+``examine_shape_lenient_height``, which tasks pass but OSWorld's code never reads (ignored here too)."""
 
 _A = "{http://schemas.openxmlformats.org/drawingml/2006/main}"
 

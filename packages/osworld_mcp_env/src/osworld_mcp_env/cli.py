@@ -1,0 +1,75 @@
+"""``osworld-mcp``: the env's command line; ``tasks --coverage`` reports which OSWorld tasks run here.
+
+Examples::
+
+    osworld-mcp tasks --coverage --examples OSWorld/evaluation_examples/examples
+    osworld-mcp tasks --coverage --cache ~/osworld-cache        # counts cached downloads as present
+    osworld-mcp tasks --coverage --list unsupported              # one line per task, with its reason
+
+Environment variables are read here only: ``OSWORLD_EXAMPLES`` is the default of
+``--examples``, ``OSWORLD_CACHE`` (``:``-separated) of ``--cache``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from osworld_mcp_env.tasks.coverage import coverage
+
+
+def _parser(environ: os._Environ[str] | dict[str, str]) -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="osworld-mcp", description=__doc__.splitlines()[0])
+    sub = p.add_subparsers(dest="command", required=True)
+    tasks = sub.add_parser("tasks", help="Inspect OSWorld task files.")
+    tasks.add_argument("--coverage", action="store_true", required=True, help="Print the coverage table.")
+    tasks.add_argument(
+        "--examples",
+        type=Path,
+        action="append",
+        default=None,
+        help="Task folder(s) (examples/<domain>/<id>.json); default $OSWORLD_EXAMPLES.",
+    )
+    tasks.add_argument(
+        "--cache",
+        type=Path,
+        action="append",
+        default=None,
+        help="File-cache root(s) for download/cloud_file urls; default $OSWORLD_CACHE.",
+    )
+    tasks.add_argument(
+        "--list",
+        choices=["all", "runnable offline", "needs file cache", "unsupported"],
+        help="Also list the tasks with that status, one per line.",
+    )
+    return p
+
+
+def main(argv: Sequence[str] | None = None, environ: dict[str, str] | None = None) -> int:
+    """Runs the CLI; returns the exit code (2 on a usage error)."""
+    env = os.environ if environ is None else environ
+    args = _parser(env).parse_args(argv)
+    examples = args.examples or ([Path(env["OSWORLD_EXAMPLES"])] if env.get("OSWORLD_EXAMPLES") else [])
+    if not examples:
+        print("osworld-mcp: give --examples DIR (or set OSWORLD_EXAMPLES).", file=sys.stderr)
+        return 2
+    missing = [str(d) for d in examples if not d.is_dir()]
+    if missing:
+        print(f"osworld-mcp: not a folder: {', '.join(missing)}", file=sys.stderr)
+        return 2
+    caches = args.cache or [Path(p) for p in env.get("OSWORLD_CACHE", "").split(":") if p]
+    report = coverage(examples, caches)
+    print(report.table())
+    if args.list:
+        print()
+        for item in report.items:
+            if args.list in ("all", item.status):
+                print(f"{item.domain}/{item.path.stem}\t{item.status}\t{item.reason}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
