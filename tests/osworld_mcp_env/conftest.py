@@ -18,6 +18,8 @@ def desktop_missing() -> str | None:
     missing = [b for b in DESKTOP_BINARIES if shutil.which(b) is None]
     if missing:
         return f"missing {', '.join(missing)} (run tools/setup_debian.sh)"
+    if os.geteuid() != 0:
+        return "the sandbox maps two host uids, which needs root"
     if os.path.exists("/proc/sys/user/max_user_namespaces"):
         with open("/proc/sys/user/max_user_namespaces") as f:
             if f.read().strip() == "0":

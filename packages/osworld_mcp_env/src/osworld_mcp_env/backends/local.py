@@ -1,16 +1,28 @@
 """The embedded desktop: Xvfb + openbox + D-Bus + AT-SPI + real apps in a bubblewrap sandbox.
 
-Each instance gets private PID, network (loopback only), IPC and UTS namespaces,
-its own ``/home/user``, ``/tmp`` and ``XDG_RUNTIME_DIR``, and runs as an
-unprivileged ``user`` (uid 1000 inside). When the host process is root it first
-drops to a host uid of its own (3,000,000 + slot) with ``setpriv``: a user
-namespace created by root would map ``user`` onto host root, which owns
-``/etc/shadow``. The env talks to the guest server over a Unix socket in a
-control directory bound into the sandbox.
+The trust boundary is built in, because an RL agent finds every shortcut:
 
-Teardown kills the namespace's PID 1, after which the kernel kills everything
-in it. ``--die-with-parent`` covers a host that dies first; it is bound to the
-forking *thread*, so sandboxes are spawned from one long-lived thread.
+- **Two host uids per desktop** (:mod:`~osworld_mcp_env.backends.userns`): the
+  infrastructure (X server, window manager, guest server, MCP host) runs as the
+  namespace's root, the desktop user's processes as uid 1000 inside. The agent can
+  neither signal, trace nor replace the infrastructure, nor reach its sockets:
+  the control directory belongs to the infrastructure and has mode 0700.
+- **The host never touches what the desktop user controls.** The home directory,
+  ``/tmp``, ``/dev/shm`` and ``/run/user/1000`` are size-capped tmpfs mounts inside
+  the sandbox; the guest server restores them at every reset, after killing every
+  process of the desktop user. The host reads files only through the guest, which
+  opens them with the desktop user's credentials and a size cap. The screen file
+  the host reads belongs to the X server and is read, not mapped.
+- **The sandbox sees only what it needs** of the host: ``/usr``, ``/etc``, the
+  guest's interpreter and this package's code without its bundled tasks.
+- **Bounds**: a cgroup per desktop (memory, tasks) where the host has one,
+  ``RLIMIT_NPROC`` and a cap on nested user namespaces everywhere.
+
+Private PID, network (loopback only), IPC and UTS namespaces as before. Teardown
+kills the namespace's PID 1, after which the kernel kills everything in it.
+``--die-with-parent`` covers a host that dies first; it is bound to the forking
+*thread*, so sandboxes are spawned from one long-lived thread. A host killed with
+SIGKILL leaves its directories behind; the next desktop on the machine sweeps them.
 """
 
 from __future__ import annotations
@@ -18,6 +30,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import os
+import re
 import secrets
 import shutil
 import signal
@@ -32,10 +45,10 @@ from pathlib import Path
 from typing import Any
 
 from osworld_mcp_env.backends.base import ExecResult, Frame, GuiResult, WindowInfo
+from osworld_mcp_env.backends.cgroups import CgroupLimits, DesktopCgroup, sweep_stale_groups
 from osworld_mcp_env.backends.framebuffer import XvfbFramebuffer, open_framebuffer
 from osworld_mcp_env.backends.guest_client import GuestClient
-from osworld_mcp_env.backends.home import chown_tree, clear_directory, write_home
-from osworld_mcp_env.backends.lo_profile import ensure_template, install_template
+from osworld_mcp_env.backends.home import ensure_home_template
 from osworld_mcp_env.backends.sandbox import (
     SandboxProcess,
     SlotAllocator,
@@ -43,12 +56,16 @@ from osworld_mcp_env.backends.sandbox import (
     read_child_pid,
     spawner,
 )
+from osworld_mcp_env.backends.userns import DESKTOP_UID, UidPair, spawn_in_user_namespace
 from osworld_mcp_env.errors import DesktopError, DesktopStartError
 
 GUEST_DIR = Path(__file__).resolve().parent.parent / "guest"
-SANDBOX_UID = 1000
-HOST_UID_BASE = 3_000_000
-REQUIRED_BINARIES = ("bwrap", "Xvfb", "openbox", "dbus-daemon")
+PACKAGE_DIR = GUEST_DIR.parent
+SANDBOX_UID = DESKTOP_UID
+REQUIRED_BINARIES = ("bwrap", "Xvfb", "openbox", "dbus-daemon", "setpriv")
+# Parts of this package the sandbox must not see: task definitions hold expected answers.
+HIDDEN_PACKAGE_PARTS = ("tasks/bundled",)
+INSTANCE_NAME = re.compile(r"^desk(\d+)-")
 
 
 @dataclass(frozen=True)
@@ -64,10 +81,19 @@ class LocalDesktopConfig:
             pyatspi for the tools and the accessibility tree: Debian's Python 3.11).
         start_timeout_s: Deadline for the guest server to answer after spawn.
         request_timeout_s: Default deadline of one guest request.
-        tmpfs_mb: Size cap of each private tmpfs (``/tmp``, ``/run``).
         enable_mcp: Start the MCP tool host beside the guest server.
         libreoffice_template: Start LibreOffice from a warmed profile (built once per
             host: ~0.45 s to a window instead of ~1.3 s).
+        home_mb: Size cap of the desktop user's home (a tmpfs: RAM, counted in ``memory_mb``).
+        tmp_mb: Size cap of ``/tmp``.
+        shm_mb: Size cap of ``/dev/shm`` (Chromium keeps its shared memory there).
+        run_mb: Size cap of ``/run`` and of ``/run/user/1000``.
+        memory_mb: Memory of the whole desktop, tmpfs pages included (needs a host cgroup).
+        max_tasks: Processes plus threads of the whole desktop (cgroup), and of the
+            desktop user (``RLIMIT_NPROC``, enforced everywhere).
+        max_user_namespaces: Nested user namespaces the desktop may create (Chromium's
+            own sandbox needs a few).
+        max_file_mb: Largest file the host reads back (evaluation, ``read_file``).
         extra_env: More environment variables for the desktop session.
     """
 
@@ -77,9 +103,16 @@ class LocalDesktopConfig:
     guest_python: str = sys.executable
     start_timeout_s: float = 30.0
     request_timeout_s: float = 60.0
-    tmpfs_mb: int = 2048
     enable_mcp: bool = False
     libreoffice_template: bool = True
+    home_mb: int = 2048
+    tmp_mb: int = 1024
+    shm_mb: int = 512
+    run_mb: int = 64
+    memory_mb: int = 4096
+    max_tasks: int = 4096
+    max_user_namespaces: int = 32
+    max_file_mb: int = 128
     extra_env: dict[str, str] = field(default_factory=dict)
 
 
@@ -107,10 +140,17 @@ def _close_all() -> None:
         desktop.close()
 
 
-def _cleanup(sandbox: SandboxProcess, directories: tuple[Path, ...], lock_fd: int, owner_pid: int) -> None:
+def _cleanup(
+    sandbox: SandboxProcess,
+    cgroup: DesktopCgroup,
+    directories: tuple[Path, ...],
+    lock_fd: int,
+    owner_pid: int,
+) -> None:
     if os.getpid() != owner_pid:
         return  # a forked child inherited this handle; the desktop belongs to its parent
     sandbox.stop()
+    cgroup.close()
     for directory in directories:
         shutil.rmtree(directory, ignore_errors=True)
     with contextlib.suppress(OSError):
@@ -125,28 +165,37 @@ class LocalDesktop:
         _check_host()
         root = self.config.root_dir or Path(tempfile.gettempdir()) / "osworld-mcp-env"
         root.mkdir(parents=True, exist_ok=True)
-        os.chmod(root, 0o711)  # the sandbox uid must traverse it to reach its own directory
-        self._profile_template = (
-            ensure_template(root, lambda: LocalDesktop(replace(self.config, libreoffice_template=False)))
-            if self.config.libreoffice_template
-            else None
-        )
-        self.slot, lock_fd = SlotAllocator(root).acquire()
-        self._root_user = os.geteuid() == 0
-        self.host_uid = HOST_UID_BASE + self.slot if self._root_user else os.geteuid()
+        os.chmod(root, 0o711)  # the sandbox uids must traverse it to reach their own directory
+        _check_traversable(root)
+        profile_template = _profile_template(root, self.config) if self.config.libreoffice_template else None
+        self.home_template = ensure_home_template(root, profile_template)
+        slots = SlotAllocator()
+        self.slot, lock_fd = slots.acquire()
+        _sweep_stale_instances(root, slots, self.slot)
+        self.uids = UidPair.for_slot(self.slot)
+        self.host_uid = self.uids.desktop
         self.instance_dir = Path(tempfile.mkdtemp(prefix=f"desk{self.slot}-", dir=root))
         os.chmod(self.instance_dir, 0o711)
-        self.home_dir = self.instance_dir / "home"
         self.ctl_dir = self.instance_dir / "ctl"
         self._token = secrets.token_hex(16)
         self.generation = 0  # bumped by every sandbox start: clients of the old one are stale
         self._sandbox = SandboxProcess()
+        self.cgroup = DesktopCgroup(
+            self.instance_dir.name,
+            CgroupLimits(self.config.memory_mb * 2**20, self.config.max_tasks),
+        )
         self.fb_dir = _frame_dir(root, self.instance_dir.name)
         self._framebuffer: XvfbFramebuffer | None = None
         self._framebuffer_generation = -1
         self._frame_id = 0
         self._finalizer = weakref.finalize(
-            self, _cleanup, self._sandbox, (self.instance_dir, self.fb_dir), lock_fd, os.getpid()
+            self,
+            _cleanup,
+            self._sandbox,
+            self.cgroup,
+            (self.instance_dir, self.fb_dir),
+            lock_fd,
+            os.getpid(),
         )
         self.client = GuestClient(
             unix_socket=str(self.ctl_dir / "guest.sock"),
@@ -164,14 +213,15 @@ class LocalDesktop:
 
     # --- lifecycle -----------------------------------------------------------
     def _prepare_dirs(self) -> None:
+        """Host-side directories, all owned by the infrastructure uid: the desktop user owns none."""
         etc = self.instance_dir / "etc"
-        for directory in (self.home_dir, self.ctl_dir, etc):
+        for directory in (self.ctl_dir, etc):
             directory.mkdir(exist_ok=True)
         self.fb_dir.mkdir(parents=True, exist_ok=True)
-        os.chmod(self.fb_dir.parent, 0o711)  # bwrap resolves the bind source as the sandbox uid
-        if self._root_user:
-            os.chown(self.fb_dir, self.host_uid, self.host_uid)
-        os.chmod(self.fb_dir, 0o700)
+        os.chmod(self.fb_dir.parent, 0o711)  # bwrap resolves the bind source as the infrastructure uid
+        for directory in (self.ctl_dir, self.fb_dir):
+            os.chown(directory, self.uids.infra, self.uids.infra)
+            os.chmod(directory, 0o700)
         (etc / "passwd").write_text(
             "root:x:0:0:root:/root:/bin/bash\n"
             f"user:x:{SANDBOX_UID}:{SANDBOX_UID}:user:/home/user:/bin/bash\n"
@@ -180,24 +230,18 @@ class LocalDesktop:
         (etc / "group").write_text(f"root:x:0:\nuser:x:{SANDBOX_UID}:\nnogroup:x:65534:\n")
         os.chmod(etc / "passwd", 0o644)
         os.chmod(etc / "group", 0o644)
-        self._reset_home()
-
-    def _reset_home(self) -> None:
-        clear_directory(self.home_dir)
-        write_home(self.home_dir)
-        if self._profile_template is not None:
-            install_template(self._profile_template, self.home_dir)
-        if self._root_user:
-            chown_tree(self.home_dir, self.host_uid, self.host_uid)
-            chown_tree(self.ctl_dir, self.host_uid, self.host_uid)
-        os.chmod(self.home_dir, 0o700)
-        os.chmod(self.ctl_dir, 0o700)
+        token = self.ctl_dir / "token"
+        fd = os.open(token, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+        with os.fdopen(fd, "w") as f:
+            f.write(self._token)
+        os.chown(token, self.uids.infra, self.uids.infra)
 
     def start(self) -> None:
         """Spawns the sandbox and waits until its guest server answers."""
         if self._sandbox.process is not None:
             raise DesktopStartError("This desktop is already running; call restart().")
         for stale in ("guest.sock", "mcp.sock"):
+            # Root unlinks here safely: only the infrastructure can write this directory.
             (self.ctl_dir / stale).unlink(missing_ok=True)
         started = time.monotonic()
         self.generation += 1
@@ -207,8 +251,10 @@ class LocalDesktop:
             process = (
                 spawner()
                 .submit(
-                    subprocess.Popen,
+                    spawn_in_user_namespace,
                     command,
+                    self.uids,
+                    before_exec=self._enter_cgroup,
                     pass_fds=(write_fd,),
                     stdin=subprocess.DEVNULL,
                     stdout=subprocess.DEVNULL,
@@ -233,13 +279,17 @@ class LocalDesktop:
                 )
             time.sleep(0.01)
 
-    def restart(self, *, full: bool = False) -> None:
-        """Returns to the episode-start state: no app running, the episode-start home.
+    def _enter_cgroup(self, pid: int) -> None:
+        if self.cgroup.active:
+            self.cgroup.add(pid)
 
-        The fast path kills the apps through the guest and keeps X, D-Bus, the
-        window manager and the servers (~0.4 s saved per reset); a full restart
-        replaces the whole sandbox. The fast path falls back to the full one
-        whenever the session does not answer.
+    def restart(self, *, full: bool = False) -> None:
+        """Returns to the episode-start state: no process of the desktop user, a fresh home.
+
+        The fast path asks the guest to kill every process of the desktop user and to
+        remount the user's tmpfs directories from the template, keeping X, the window
+        manager and the servers (~0.4 s saved per reset); the guest refuses when one
+        of those died or does not answer, and then the whole sandbox is replaced.
 
         Args:
             full: Always replace the whole sandbox.
@@ -247,20 +297,16 @@ class LocalDesktop:
         if not full and self.running:
             try:
                 self.client.reset_session()
-                self._reset_home()
                 return
             except DesktopError:
                 pass  # a broken session gets a new sandbox
         self.client.close()
         self._sandbox.stop()
-        self._reset_home()
         self.start()
 
     def close(self) -> None:
         """Stops the sandbox and deletes its directories; safe to call twice."""
-        if self._framebuffer is not None:
-            self._framebuffer.close()
-            self._framebuffer = None
+        self._drop_framebuffer()
         self.client.close()
         self._finalizer()  # runs its cleanup once; later calls do nothing
         _LIVE.discard(self)
@@ -284,7 +330,9 @@ class LocalDesktop:
         if log_dir.is_dir():
             for log in sorted(log_dir.iterdir()):
                 if log.is_file() and not log.is_symlink():
-                    tail = log.read_bytes()[-400:].decode("utf-8", "replace").strip()
+                    with open(log, "rb") as f:
+                        f.seek(max(0, os.fstat(f.fileno()).st_size - 400))
+                        tail = f.read(400).decode("utf-8", "replace").strip()
                     if tail:
                         parts.append(f"[{log.name}] {tail}")
         return " | ".join(parts) or "no output"
@@ -306,55 +354,63 @@ class LocalDesktop:
             "GTK_MODULES": "gail:atk-bridge",
             "GNOME_ACCESSIBILITY": "1",
             "PYTHONDONTWRITEBYTECODE": "1",
+            "OSWORLD_PYTHON": cfg.guest_python,
+            # Read by the infrastructure only; the guest strips them from the user's processes.
             "OSWORLD_SCREEN": f"{cfg.screen_width}x{cfg.screen_height}x24",
             "OSWORLD_CTL": "/run/ctl",
-            "OSWORLD_PYTHON": cfg.guest_python,
             "OSWORLD_MCP": "1" if cfg.enable_mcp else "0",
-            "OSWORLD_GUEST_TOKEN": self._token,
+            "OSWORLD_GUEST_TOKEN_FILE": "/run/ctl/token",
+            "OSWORLD_DESKTOP_UID": str(SANDBOX_UID),
+            "OSWORLD_HOME_TEMPLATE": "/run/osworld/home-template",
+            "OSWORLD_HOME_MB": str(cfg.home_mb),
+            "OSWORLD_TMP_MB": str(cfg.tmp_mb),
+            "OSWORLD_SHM_MB": str(cfg.shm_mb),
+            "OSWORLD_RUN_MB": str(cfg.run_mb),
+            "OSWORLD_MAX_TASKS": str(cfg.max_tasks),
+            "OSWORLD_MAX_USERNS": str(cfg.max_user_namespaces),
+            "OSWORLD_MAX_FILE_BYTES": str(cfg.max_file_mb * 2**20),
             **cfg.extra_env,
         }
-        size = str(cfg.tmpfs_mb * 1024 * 1024)
+
+        def size(mb: int) -> list[str]:
+            return ["--size", str(mb * 2**20)]
+
         bwrap = [
-            "bwrap", "--unshare-all", "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID),
-            "--hostname", f"desktop{self.slot}", "--die-with-parent", "--new-session",
-            "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-            "--perms", "1777", "--size", size, "--tmpfs", "/tmp",
-            "--perms", "1777", "--size", size, "--tmpfs", "/dev/shm",
-            "--size", size, "--tmpfs", "/run", "--perms", "0700", "--dir", run_user,
-            "--tmpfs", "/home", "--bind", str(self.home_dir), inner_home,
+            "bwrap", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
+            "--unshare-cgroup-try", "--hostname", f"desktop{self.slot}", "--die-with-parent",
+            "--new-session",
+        ]  # fmt: skip
+        bwrap += _system_mounts()
+        bwrap += [
+            "--dev", "/dev", "--proc", "/proc",
+            *size(cfg.tmp_mb), "--perms", "1777", "--tmpfs", "/tmp",
+            *size(cfg.shm_mb), "--perms", "1777", "--tmpfs", "/dev/shm",
+            *size(cfg.run_mb), "--perms", "0755", "--tmpfs", "/run",
+            "--perms", "0755", "--dir", "/run/user",
+            *size(cfg.run_mb), "--perms", "0700", "--tmpfs", run_user,
+            "--perms", "0755", "--tmpfs", "/home",
+            *size(cfg.home_mb), "--perms", "0700", "--tmpfs", inner_home,
+            "--tmpfs", "/root",
+            *size(16), "--perms", "1777", "--tmpfs", "/var/tmp",
             "--bind", str(self.ctl_dir), "/run/ctl",
             "--bind", str(self.fb_dir), "/run/fb",
-            "--tmpfs", "/root",
+            "--perms", "0755", "--dir", "/run/osworld",
+            "--ro-bind", str(self.home_template), "/run/osworld/home-template",
             "--ro-bind", str(self.instance_dir / "etc" / "passwd"), "/etc/passwd",
             "--ro-bind", str(self.instance_dir / "etc" / "group"), "/etc/group",
         ]  # fmt: skip
-        # The guest's code and interpreter may live under a directory the mounts above
-        # hide (/root, /tmp, /home): bind them back at their own paths, read-only.
+        # The guest's code and interpreter: bound read-only at their own paths, with
+        # the package's task definitions (expected answers) hidden.
         for path in _guest_paths(cfg.guest_python):
-            bwrap += ["--ro-bind", str(path), str(path)]
+            bwrap += [*_parent_dirs(path), "--ro-bind", str(path), str(path)]
+        for part in HIDDEN_PACKAGE_PARTS:
+            if (PACKAGE_DIR / part).is_dir():
+                bwrap += ["--tmpfs", str(PACKAGE_DIR / part)]
         bwrap += ["--clearenv"]
         for key, value in session_env.items():
             bwrap += ["--setenv", key, value]
-        bwrap += [
-            "--chdir",
-            inner_home,
-            "--info-fd",
-            str(info_fd),
-            "/bin/bash",
-            str(GUEST_DIR / "session.sh"),
-        ]
-        if not self._root_user:
-            return bwrap
-        uid = str(self.host_uid)
-        return [
-            "setpriv",
-            f"--reuid={uid}",
-            f"--regid={uid}",
-            "--clear-groups",
-            "--inh-caps=-all",
-            "--",
-            *bwrap,
-        ]
+        bwrap += ["--chdir", "/", "--info-fd", str(info_fd), "/bin/bash", str(GUEST_DIR / "session.sh")]
+        return bwrap
 
     # --- Desktop protocol (delegated to the guest server) ---------------------
     @property
@@ -387,18 +443,19 @@ class LocalDesktop:
         self.client.upload_file(path, data)
 
     def read_file(self, path: str) -> bytes | None:
-        """Reads a file inside the desktop (through the guest, never through host symlinks)."""
+        """Reads a file inside the desktop, as the desktop user, up to ``max_file_mb`` (through the guest)."""
         return self.client.read_file(path)
 
     def screenshot(self, *, with_layout: bool = False) -> Frame:
         """An RGB frame read from Xvfb's screen file, with the focused window (and layout hash).
 
-        Falls back to the guest's ``/frame`` while the screen file is not mapped.
+        Falls back to the guest's ``/frame`` while the screen file cannot be read.
         """
-        framebuffer = self._map_framebuffer()
-        if framebuffer is None:
+        framebuffer = self._open_framebuffer()
+        pixels = framebuffer.rgb() if framebuffer is not None else None
+        if pixels is None:
+            self._drop_framebuffer()
             return self.client.screenshot(with_layout=with_layout)
-        pixels = framebuffer.rgb()
         self._frame_id += 1
         if with_layout:
             active, layout_hash = self.client.focus_and_layout()
@@ -406,14 +463,18 @@ class LocalDesktop:
             active, layout_hash = self.client.active_window(), ""
         return Frame(pixels=pixels, frame_id=self._frame_id, layout_hash=layout_hash, active_window=active)
 
-    def _map_framebuffer(self) -> XvfbFramebuffer | None:
+    def _open_framebuffer(self) -> XvfbFramebuffer | None:
         if self._framebuffer is not None and self._framebuffer_generation == self.generation:
             return self._framebuffer
-        if self._framebuffer is not None:
-            self._framebuffer.close()
-        self._framebuffer = open_framebuffer(self.fb_dir)
+        self._drop_framebuffer()
+        self._framebuffer = open_framebuffer(self.fb_dir, self.uids.infra)
         self._framebuffer_generation = self.generation
         return self._framebuffer
+
+    def _drop_framebuffer(self) -> None:
+        if self._framebuffer is not None:
+            self._framebuffer.close()
+            self._framebuffer = None
 
     def windows(self) -> list[WindowInfo]:
         """Managed windows, bottom to top."""
@@ -448,7 +509,33 @@ class LocalDesktop:
         return self.client.gui(action, expected_layout=expected_layout, timeout=timeout)
 
 
-HIDDEN_BY_SANDBOX = (Path("/root"), Path("/tmp"), Path("/home"), Path("/run"), Path("/dev/shm"))
+SYSTEM_DIRECTORIES = ("/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+SYSTEM_OPTIONAL = ("/var/lib/dbus", "/var/cache/fontconfig", "/sys")
+
+
+def _system_mounts() -> list[str]:
+    """Read-only binds of the host's system directories; nothing else of the host is visible.
+
+    Merged-``/usr`` hosts have ``/bin`` etc. as symlinks, which are recreated as symlinks.
+    """
+    args: list[str] = []
+    for path in SYSTEM_DIRECTORIES:
+        if os.path.islink(path):
+            args += ["--symlink", os.readlink(path), path]
+        elif os.path.isdir(path):
+            args += ["--ro-bind", path, path]
+    for path in SYSTEM_OPTIONAL:
+        if os.path.isdir(path):
+            args += _parent_dirs(Path(path)) + ["--ro-bind", path, path]
+    return args + ["--perms", "0755", "--dir", "/var"]
+
+
+def _parent_dirs(path: Path) -> list[str]:
+    """bwrap, as namespace root, makes missing parents mode 0700: the user could not enter them."""
+    args: list[str] = []
+    for parent in reversed(path.parents[:-1]):
+        args += ["--perms", "0755", "--dir", str(parent)]
+    return args
 
 
 def _frame_dir(root: Path, name: str) -> Path:
@@ -460,17 +547,76 @@ def _frame_dir(root: Path, name: str) -> Path:
 
 
 def _guest_paths(guest_python: str) -> list[Path]:
-    """Host directories the guest needs that the sandbox's private mounts would hide."""
-    package_root = GUEST_DIR.parent.parent  # src/ of a checkout, or site-packages of a wheel
+    """Host directories outside the system ones that the guest needs.
+
+    This package's source root and the guest interpreter's environment.
+    """
+    package_root = PACKAGE_DIR.parent  # src/ of a checkout, or site-packages of a wheel
     venv = Path(guest_python).absolute().parent.parent
     wanted = {package_root.resolve(), venv}
-    return sorted(p for p in wanted if any(p.is_relative_to(h) for h in HIDDEN_BY_SANDBOX))
+    system = tuple(Path(p) for p in SYSTEM_DIRECTORIES)
+    return sorted(p for p in wanted if not any(p.is_relative_to(s) for s in system))
+
+
+def _profile_template(root: Path, config: LocalDesktopConfig) -> Path | None:
+    from osworld_mcp_env.backends.lo_profile import ensure_template
+
+    return ensure_template(root, lambda: LocalDesktop(replace(config, libreoffice_template=False)))
+
+
+def _sweep_stale_instances(root: Path, slots: SlotAllocator, own_slot: int) -> None:
+    """Removes what hosts killed with SIGKILL left behind: instance and frame dirs, cgroups.
+
+    A leftover is stale when its slot's lock is free (a live host holds its slot's
+    lock for the desktop's lifetime), or is the slot just acquired by the caller,
+    whose own directories do not exist yet; the lock is held while it is removed.
+    """
+    frame_parent = _frame_dir(root, "x").parent
+    candidates: dict[int, list[Path]] = {}
+    for parent in (root, frame_parent):
+        if not parent.is_dir():
+            continue
+        for entry in parent.iterdir():
+            match = INSTANCE_NAME.match(entry.name)
+            if match and entry.is_dir() and not entry.is_symlink():
+                candidates.setdefault(int(match.group(1)), []).append(entry)
+    stale_names: set[str] = set()
+    for slot, paths in candidates.items():
+        with slots.probe(slot) as free:
+            if free or slot == own_slot:
+                for path in paths:
+                    shutil.rmtree(path, ignore_errors=True)
+                    stale_names.add(path.name.removesuffix("-fb"))
+    sweep_stale_groups(lambda name: name in stale_names or _slot_free(name, slots, own_slot))
+
+
+def _slot_free(name: str, slots: SlotAllocator, own_slot: int) -> bool:
+    match = INSTANCE_NAME.match(name)
+    if not match:
+        return False
+    if int(match.group(1)) == own_slot:
+        return True
+    with slots.probe(int(match.group(1))) as free:
+        return free
+
+
+def _check_traversable(root: Path) -> None:
+    """The sandbox's uids open their directories under ``root`` themselves: every parent needs o+x."""
+    for parent in root.resolve().parents:
+        if not os.stat(parent).st_mode & 0o001:
+            raise DesktopStartError(
+                f"root_dir {root} is under {parent}, which other users cannot enter; the sandbox "
+                f"needs o+x on every parent (chmod o+x {parent}, or choose another root_dir)."
+            )
 
 
 def _check_host() -> None:
+    if os.geteuid() != 0:
+        raise DesktopStartError(
+            "The local desktop needs root: it maps two host uids (infrastructure and desktop "
+            "user) into each sandbox so that the agent cannot touch the infrastructure."
+        )
     missing = [b for b in REQUIRED_BINARIES if shutil.which(b) is None]
-    if os.geteuid() == 0 and shutil.which("setpriv") is None:
-        missing.append("setpriv")
     if missing:
         raise DesktopStartError(
             f"The local desktop needs {', '.join(missing)} on PATH; run tools/setup_debian.sh as root."
