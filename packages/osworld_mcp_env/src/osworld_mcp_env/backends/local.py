@@ -526,8 +526,8 @@ def _system_mounts() -> list[str]:
             args += ["--ro-bind", path, path]
     for path in SYSTEM_OPTIONAL:
         if os.path.isdir(path):
-            args += _parent_dirs(Path(path)) + ["--ro-bind", path, path]
-    return args + ["--perms", "0755", "--dir", "/var"]
+            args += [*_parent_dirs(Path(path)), "--ro-bind", path, path]
+    return [*args, "--perms", "0755", "--dir", "/var"]
 
 
 def _parent_dirs(path: Path) -> list[str]:
