@@ -8,8 +8,10 @@ those questions once, in files, so every episode starts from the same quiet stat
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
+import tempfile
 from pathlib import Path
 
 # LibreOffice settings (path, property, value): no first-run or tip dialog, no
@@ -86,23 +88,40 @@ def write_home(home: Path) -> None:
         (home / directory).mkdir(exist_ok=True)
 
 
-def clear_directory(path: Path) -> None:
-    """Removes the contents of ``path`` but not ``path`` itself.
+def ensure_home_template(root: Path, libreoffice_profile: Path | None) -> Path:
+    """The read-only episode-start home that the guest copies into every fresh home tmpfs.
 
-    A running sandbox bind-mounts the directory: replacing it would leave the
-    sandbox on the deleted inode, so only its contents change.
+    Built once per content (settings and LibreOffice profile), atomically, so that
+    concurrent env processes share it. Host root owns it and the sandbox binds it
+    read-only: no episode can change what the next one starts from.
+
+    Args:
+        root: The backend's root directory.
+        libreoffice_profile: A warmed LibreOffice profile (``.config/libreoffice``) or None.
     """
-    with os.scandir(path) as entries:
-        for entry in entries:
-            if entry.is_dir(follow_symlinks=False):
-                shutil.rmtree(entry.path)
-            else:
-                os.unlink(entry.path)
-
-
-def chown_tree(path: Path, uid: int, gid: int) -> None:
-    """``chown -R`` without following symlinks (the sandbox may have planted some)."""
-    os.chown(path, uid, gid, follow_symlinks=False)
-    for root, dirs, files in os.walk(path):
-        for name in dirs + files:
-            os.chown(os.path.join(root, name), uid, gid, follow_symlinks=False)
+    stamp = hashlib.sha1(registry_xcu().encode())
+    stamp.update(repr((sorted(MIME_DEFAULTS.items()), sorted(VLC_SETTINGS.items()))).encode())
+    stamp.update(str(libreoffice_profile).encode())
+    target = root / "templates" / f"home-{stamp.hexdigest()[:12]}"
+    if target.is_dir():
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".home-", dir=target.parent))
+    try:
+        write_home(staging)
+        if libreoffice_profile is not None:
+            shutil.copytree(
+                libreoffice_profile, staging / ".config" / "libreoffice", symlinks=False, dirs_exist_ok=True
+            )
+        for directory, _dirs, files in os.walk(staging):
+            os.chmod(directory, 0o755)
+            for name in files:
+                os.chmod(os.path.join(directory, name), 0o644)
+        try:
+            os.rename(staging, target)
+        except OSError:  # another process built it first
+            if not target.is_dir():
+                raise
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return target

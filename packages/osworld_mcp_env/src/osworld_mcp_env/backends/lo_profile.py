@@ -3,16 +3,20 @@
 A LibreOffice start from a profile that only holds ``registrymodifications.xcu``
 costs ~1.3 s (it builds the rest of the profile first); from a profile that a
 previous clean start left behind it costs ~0.45 s. Every reset starts
-LibreOffice, so the template is built once, in a throwaway desktop, and copied
-into each episode's home.
+LibreOffice, so the template is built once, in a throwaway desktop, read out as a
+tar archive through the guest and made part of the home template
+(:func:`osworld_mcp_env.backends.home.ensure_home_template`).
 """
 
 from __future__ import annotations
 
+import base64
 import fcntl
 import hashlib
+import io
 import os
 import shutil
+import tarfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -73,7 +77,7 @@ def ensure_template(root: Path, make_desktop: Callable[[], object]) -> Path | No
             _warm_profile(desktop)
             staging = target.with_name(target.name + f".tmp{os.getpid()}")
             shutil.rmtree(staging, ignore_errors=True)
-            shutil.copytree(desktop.home_dir / PROFILE_RELATIVE, staging, symlinks=True)
+            _extract_profile(_export_profile(desktop), staging)
             for stale in staging.rglob(".lock"):
                 stale.unlink()
             os.replace(staging, target)
@@ -96,6 +100,31 @@ def _warm_profile(desktop) -> None:
         time.sleep(0.05)
 
 
-def install_template(template: Path, home: Path) -> None:
-    """Copies the template into an episode's home (it already holds our settings)."""
-    shutil.copytree(template, home / PROFILE_RELATIVE, symlinks=True, dirs_exist_ok=True)
+def _export_profile(desktop) -> bytes:
+    """The warmed profile as a tar archive, read out through the guest (the home is a tmpfs inside)."""
+    done = desktop.execute(
+        f"tar -C ~/{PROFILE_RELATIVE.parent} -cf - {PROFILE_RELATIVE.name} | base64 -w0",
+        shell=True,
+        timeout=60,
+    )
+    if done.returncode != 0:
+        raise DesktopStartError(f"Could not export the LibreOffice profile: {done.error[-300:]}")
+    return base64.b64decode(done.output)
+
+
+def _extract_profile(archive: bytes, target: Path) -> None:
+    """Unpacks the profile's directories and regular files only, never outside ``target``."""
+    target.mkdir(parents=True)
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        for member in tar.getmembers():
+            parts = Path(member.name).parts
+            if not parts or parts[0] != PROFILE_RELATIVE.name or ".." in parts or member.name.startswith("/"):
+                continue
+            path = target.joinpath(*parts[1:])
+            if member.isdir():
+                path.mkdir(parents=True, exist_ok=True)
+            elif member.isfile():
+                path.parent.mkdir(parents=True, exist_ok=True)
+                source = tar.extractfile(member)
+                if source is not None:
+                    path.write_bytes(source.read())

@@ -16,6 +16,7 @@ import os
 import signal
 import subprocess
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,24 +25,48 @@ from osworld_mcp_env.errors import DesktopStartError
 MAX_SLOTS = 4096
 
 
-class SlotAllocator:
-    """Hands out instance slots with ``flock``: a crashed process frees its slots automatically."""
+SLOT_DIR = Path("/run/osworld-mcp-env/slots")
 
-    def __init__(self, root: Path) -> None:
-        self._dir = root / "slots"
+
+class SlotAllocator:
+    """Hands out instance slots with ``flock``: a crashed process frees its slots automatically.
+
+    Slots are machine-wide (not per root directory) because a slot names the host
+    uids of a sandbox: two desktops with the same slot would share uids and so
+    each other's files and processes.
+    """
+
+    def __init__(self, directory: Path = SLOT_DIR) -> None:
+        self._dir = directory
         self._dir.mkdir(parents=True, exist_ok=True)
+        os.chmod(self._dir, 0o700)
 
     def acquire(self) -> tuple[int, int]:
         """Returns (slot, fd of its held lock file); closing the fd frees the slot."""
         for slot in range(MAX_SLOTS):
-            fd = os.open(self._dir / f"{slot}.lock", os.O_CREAT | os.O_RDWR, 0o600)
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                os.close(fd)
-                continue
-            return slot, fd
+            fd = self._try_lock(slot)
+            if fd is not None:
+                return slot, fd
         raise DesktopStartError(f"All {MAX_SLOTS} desktop slots under {self._dir} are in use.")
+
+    @contextlib.contextmanager
+    def probe(self, slot: int) -> Iterator[bool]:
+        """Yields True, holding the slot's lock meanwhile, when no live desktop holds ``slot``."""
+        fd = self._try_lock(slot)
+        try:
+            yield fd is not None
+        finally:
+            if fd is not None:
+                os.close(fd)
+
+    def _try_lock(self, slot: int) -> int | None:
+        fd = os.open(self._dir / f"{slot}.lock", os.O_CREAT | os.O_RDWR | os.O_NOFOLLOW, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            return None
+        return fd
 
 
 # One long-lived thread forks every sandbox (see the module docstring). Threads do

@@ -12,6 +12,7 @@ from typing import Any
 
 from osworld_mcp_env.guest.state import EXECUTE_TIMEOUT_S, Guest, command_args
 from osworld_mcp_env.guest.transport import Request, RequestError, Response, route
+from osworld_mcp_env.guest.user_session import as_user, read_user_file
 
 A11Y_TIMEOUT_S = 20.0
 
@@ -34,11 +35,18 @@ def execute(guest: Guest, request: Request) -> Response:
     """OSWorld: runs a command to completion; ``{status, output, error, returncode}``."""
     payload = request.json()
     shell = bool(payload.get("shell", False))
-    args = command_args(payload.get("command", ""), shell)
+    args = command_args(payload.get("command", ""), shell, str(guest.home))
     timeout = float(payload.get("timeout", EXECUTE_TIMEOUT_S))
     try:
         done = subprocess.run(
-            args, shell=shell, cwd=guest.home, capture_output=True, text=True, timeout=timeout, check=False
+            args,
+            shell=shell,
+            **guest.user.popen_kwargs(),
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
         )
     except subprocess.TimeoutExpired as exc:
         return Response(
@@ -81,9 +89,11 @@ def launch(guest: Guest, request: Request) -> Response:
 def open_file(guest: Guest, request: Request) -> Response:
     """OSWorld: opens a file with its default app (or an app on PATH) and waits for its window."""
     payload = request.json()
-    path = os.path.expanduser(str(payload.get("path", "")))
+    path = _user_path(guest, str(payload.get("path", "")))
     timeout = float(payload.get("timeout", 60.0))
-    if os.path.exists(path):
+    with as_user(guest.user.config.uid):
+        exists = os.path.exists(path)
+    if exists:
         guest.spawn(opener_command(path), shell=False)
         needle = os.path.basename(path)
     elif path and _on_path(path):
@@ -194,10 +204,8 @@ def desktop_path(guest: Guest, request: Request) -> Response:
 
 @route("/list_directory", "POST")
 def list_directory(guest: Guest, request: Request) -> Response:
-    """OSWorld: ``{"directory_tree": {type, name, children}}`` (bounded)."""
-    path = Path(os.path.expanduser(str(request.json().get("path", ""))))
-    if not path.is_dir():
-        raise RequestError(404, f"Directory not found: {path}")
+    """OSWorld: ``{"directory_tree": {type, name, children}}`` (bounded), as the desktop user sees it."""
+    path = Path(_user_path(guest, str(request.json().get("path", ""))))
     budget = [10_000]
 
     def tree(p: Path) -> dict[str, Any]:
@@ -207,44 +215,66 @@ def list_directory(guest: Guest, request: Request) -> Response:
             return {"type": "directory", "name": p.name, "children": children}
         return {"type": "file", "name": p.name}
 
-    return Response({"directory_tree": tree(path)})
+    with as_user(guest.user.config.uid):
+        if not path.is_dir():
+            raise RequestError(404, f"Directory not found: {path}")
+        return Response({"directory_tree": tree(path)})
 
 
 @route("/file", "POST")
 def get_file(guest: Guest, request: Request) -> Response:
-    """OSWorld: the bytes of ``file_path``; 404 ``{"error": "File not found"}``."""
-    path = os.path.expanduser(request.form().get("file_path", ""))
-    if not path or not os.path.isfile(path):
+    """OSWorld: the bytes of ``file_path``; 404 ``{"error": "File not found"}``.
+
+    The file is opened with the desktop user's credentials (a planted symlink gets
+    the user's rights, not the server's) and refused (413) above the size cap.
+    """
+    path = _user_path(guest, request.form().get("file_path", ""))
+    config = guest.user.config
+    data = read_user_file(path, config.uid, config.max_file_bytes) if path else None
+    if data is None:
         return Response({"error": "File not found"}, status=404)
-    with open(path, "rb") as f:
-        return Response(f.read(), content_type="application/octet-stream")
+    return Response(data, content_type="application/octet-stream")
 
 
 @route("/setup/upload", "POST")
 def upload(guest: Guest, request: Request) -> Response:
-    """OSWorld: writes ``file_data`` to ``file_path`` (parents created), atomically."""
+    """OSWorld: writes ``file_data`` to ``file_path`` (parents created), atomically, as the desktop user."""
     fields = request.multipart()
-    target = os.path.expanduser(fields.get("file_path", b"").decode())
+    target = _user_path(guest, fields.get("file_path", b"").decode())
     if not target or "file_data" not in fields:
         raise RequestError(400, "Expected the fields 'file_path' and 'file_data'.")
     data = fields["file_data"]
     directory = os.path.dirname(os.path.abspath(target))
-    os.makedirs(directory, exist_ok=True)
-    # Write beside the target and rename, so a reader never sees half a file.
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".upload-")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, target)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+    with as_user(guest.user.config.uid):
+        try:
+            os.makedirs(directory, exist_ok=True)
+            # Write beside the target and rename, so a reader never sees half a file.
+            fd, tmp = tempfile.mkstemp(dir=directory, prefix=".upload-")
+        except OSError as exc:
+            raise RequestError(403, f"Cannot write {target} as the desktop user: {exc.strerror}.") from exc
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+            os.replace(tmp, target)
+        except BaseException:
+            os.unlink(tmp)
+            raise
     return Response(f"File Uploaded: {len(data)} bytes")
 
 
-def _a11y(args: list[str], timeout: float) -> subprocess.CompletedProcess:
+def _user_path(guest: Guest, path: str) -> str:
+    """``~`` means the desktop user's home (the server's own home is elsewhere)."""
+    if path == "~" or path.startswith("~/"):
+        return str(guest.home) + path[1:]
+    return path
+
+
+def _a11y(guest: Guest, args: list[str], timeout: float) -> subprocess.CompletedProcess:
+    """Runs the AT-SPI dump as the desktop user: the accessibility bus is the user's."""
     return subprocess.run(
         [sys.executable, "-m", "osworld_mcp_env.guest.a11y", *args],
+        **guest.user.popen_kwargs(),
+        stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,
         timeout=timeout,
@@ -257,7 +287,7 @@ def accessibility(guest: Guest, request: Request) -> Response:
     """OSWorld: ``{"AT": xml}``, computed in a child process (see ``guest.a11y``)."""
     max_nodes = int(request.query.get("max_nodes", 5000))
     try:
-        done = _a11y(["--max-nodes", str(max_nodes)], A11Y_TIMEOUT_S)
+        done = _a11y(guest, ["--max-nodes", str(max_nodes)], A11Y_TIMEOUT_S)
     except subprocess.TimeoutExpired as exc:
         raise RequestError(504, f"The accessibility tree took longer than {A11Y_TIMEOUT_S:g} s.") from exc
     if done.returncode != 0:
@@ -269,7 +299,7 @@ def accessibility(guest: Guest, request: Request) -> Response:
 def terminal(guest: Guest, request: Request) -> Response:
     """OSWorld: the text of the terminal on screen, or null."""
     try:
-        done = _a11y(["--terminal"], A11Y_TIMEOUT_S)
+        done = _a11y(guest, ["--terminal"], A11Y_TIMEOUT_S)
     except subprocess.TimeoutExpired:
         return Response({"output": None, "status": "error"})
     return Response({"output": done.stdout if done.returncode == 0 else None, "status": "success"})

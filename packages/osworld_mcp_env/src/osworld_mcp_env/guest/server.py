@@ -8,8 +8,8 @@ this project's desktops. Additions are new paths, never changes to old ones:
 ``GET /windows`` and ``GET /health``.
 
 Serves HTTP/1.1 with keep-alive on a Unix socket (the sandbox) or TCP (a VM).
-With ``OSWORLD_GUEST_TOKEN`` set, every request must carry ``Authorization:
-Bearer <token>``.
+With a token (read from ``OSWORLD_GUEST_TOKEN_FILE``, or ``OSWORLD_GUEST_TOKEN`` in
+a VM), every request must carry ``Authorization: Bearer <token>``.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import os
 import socketserver
 import sys
 
-from osworld_mcp_env.guest import routes_hybrid, routes_osworld  # noqa: F401 - registers the routes
+from osworld_mcp_env.guest import routes_hybrid, routes_osworld, routes_session  # noqa: F401 - registers the routes
 from osworld_mcp_env.guest.state import Guest
 from osworld_mcp_env.guest.transport import GuestHTTPServer
 
@@ -27,6 +27,7 @@ from osworld_mcp_env.guest.transport import GuestHTTPServer
 def serve(*, unix_socket: str | None, host: str, port: int, token: str | None) -> None:
     """Serves until killed."""
     guest = Guest()
+    guest.begin_episode()  # the user's home, places and session bus exist before the host is told "ready"
     if unix_socket:
         # A stale socket from a killed server would make bind fail.
         if os.path.exists(unix_socket):
@@ -38,6 +39,19 @@ def serve(*, unix_socket: str | None, host: str, port: int, token: str | None) -
     server.serve_forever(poll_interval=0.5)
 
 
+def _token() -> str | None:
+    """The bearer token, from a file only the infrastructure can read.
+
+    Never from argv or the environment, which the host's process list and the
+    user's processes would show.
+    """
+    path = os.environ.get("OSWORLD_GUEST_TOKEN_FILE")
+    if path:
+        with open(path) as f:
+            return f.read().strip()
+    return os.environ.get("OSWORLD_GUEST_TOKEN")
+
+
 def main(argv: list[str] | None = None) -> int:
     """CLI entry point: ``python -m osworld_mcp_env.guest.server --unix PATH`` or ``--port N``."""
     parser = argparse.ArgumentParser(description="OSWorld-compatible guest control server.")
@@ -45,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=5000)
     args = parser.parse_args(argv)
-    serve(unix_socket=args.unix, host=args.host, port=args.port, token=os.environ.get("OSWORLD_GUEST_TOKEN"))
+    serve(unix_socket=args.unix, host=args.host, port=args.port, token=_token())
     return 0
 
 

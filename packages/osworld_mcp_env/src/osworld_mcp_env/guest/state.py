@@ -2,21 +2,20 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
 import shlex
-import signal
 import subprocess
 import threading
 import time
-from pathlib import Path
 from typing import Any
 
 from osworld_mcp_env.guest.screen import Screen, SettleConfig
 from osworld_mcp_env.guest.transport import RequestError
+from osworld_mcp_env.guest.user_session import SessionConfig, UserSession
 from osworld_mcp_env.guest.windows import WindowManager
 from osworld_mcp_env.guest.xdisplay import XConnection
 from osworld_mcp_env.guest.xinput import InputDevice
+from osworld_mcp_env.guest.xstate import XBaseline, capture, restore, wait_for_window_manager
 
 EXECUTE_TIMEOUT_S = 120.0
 INPUT_ACTIONS = {
@@ -26,28 +25,29 @@ INPUT_ACTIONS = {
 
 
 class Guest:
-    """The state behind the routes: the display, input, windows and launched processes."""
+    """The state behind the routes: the display, input, windows, the user's session and processes."""
 
-    def __init__(self, settle: SettleConfig | None = None) -> None:
+    def __init__(self, settle: SettleConfig | None = None, session: SessionConfig | None = None) -> None:
         self.xconn = XConnection()
         self.screen = Screen()
         self.input = InputDevice(self.xconn)
         self.windows = WindowManager(self.xconn)
         self.settle = settle or SettleConfig()
-        self.home = Path.home()
+        self.user = UserSession(session or SessionConfig.from_env())
+        self.home = self.user.config.home
         self._children: list[subprocess.Popen] = []
         self._children_lock = threading.Lock()
         self._gui_lock = threading.Lock()
-        self._core: set[int] | None = None
+        self._x_baseline: XBaseline | None = None
 
     # --- processes -----------------------------------------------------------
     def spawn(self, command: list[str] | str, shell: bool) -> subprocess.Popen:
-        """Starts a process detached from the request, reaping finished ones."""
-        args = command_args(command, shell)
+        """Starts a process of the desktop user, detached from the request, reaping finished ones."""
+        args = command_args(command, shell, str(self.home))
         process = subprocess.Popen(
             args,
             shell=shell,
-            cwd=self.home,
+            **self.user.popen_kwargs(),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
@@ -58,32 +58,29 @@ class Guest:
             self._children.append(process)
         return process
 
-    def core_pids(self) -> set[int]:
-        """PID 1, the session script and what it started: X, D-Bus, the WM and the servers."""
-        session = os.getppid()
-        core = {1, session, os.getpid()}
-        for pid in _pids():
-            if _parent(pid) == session:
-                core.add(pid)
-        return core
-
-    def kill_apps(self, timeout: float) -> int:
-        """SIGKILLs every process that is not :meth:`core_pids`; returns how many."""
-        if self._core is None:
-            self._core = self.core_pids()  # fixed at the first reset: apps are never session children
-        victims = [pid for pid in _pids() if pid not in self._core]
-        for pid in victims:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(pid, signal.SIGKILL)
-        deadline = time.monotonic() + timeout
-        while any(_alive(pid) for pid in victims) and time.monotonic() < deadline:
-            time.sleep(0.005)
+    def begin_episode(self) -> dict[str, Any]:
+        """A clean episode start: the user's processes and files gone, X's leftovers undone."""
+        if self._x_baseline is None:
+            wait_for_window_manager(self.xconn)
+            self._x_baseline = capture(self.xconn)
+        result = self.user.begin()
         with self._children_lock:
             for child in self._children:
-                with contextlib.suppress(ChildProcessError):
-                    child.poll()
+                child.poll()  # reap the killed
             self._children = []
-        return len(victims)
+        result["root_properties_deleted"] = restore(self.xconn, self._x_baseline)
+        return result
+
+    def unhealthy_core(self) -> list[str]:
+        """Core processes (children of the session script) that are stopped or dead."""
+        session = os.getppid()
+        bad = []
+        for pid in _pids():
+            if _parent(pid) == session and pid != os.getpid():
+                state = _state(pid)
+                if state in ("T", "t", "Z", "X"):
+                    bad.append(f"{_comm(pid)} ({pid}) is in state {state}")
+        return bad
 
     def wait_for_window(self, needle: str, timeout: float) -> dict[str, Any] | None:
         """Polls the window list until a title contains ``needle``; activates it."""
@@ -109,23 +106,35 @@ def _parent(pid: int) -> int:
         return -1
 
 
-def _alive(pid: int) -> bool:
+def _state(pid: int) -> str:
     try:
         with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+            return f.read().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return "X"
+
+
+def _comm(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/comm") as f:
+            return f.read().strip()
     except OSError:
-        return False
+        return "?"
 
 
-def command_args(command: list[str] | str, shell: bool) -> list[str] | str:
-    """OSWorld's command forms as Popen arguments: ``~/`` expanded, a string split unless ``shell``."""
+def command_args(command: list[str] | str, shell: bool, home: str = "~") -> list[str] | str:
+    """OSWorld's command forms as Popen arguments: ``~/`` is ``home``, a string split unless ``shell``."""
+
+    def expand(arg: str) -> str:
+        return home + arg[1:] if arg.startswith("~/") else arg
+
     if isinstance(command, list):
         if not all(isinstance(c, str) for c in command):
             raise RequestError(400, "'command' must be a string or a list of strings.")
-        args = [os.path.expanduser(c) if c.startswith("~/") else c for c in command]
+        args = [expand(c) for c in command]
         return " ".join(shlex.quote(a) for a in args) if shell else args
     if not isinstance(command, str) or not command:
         raise RequestError(400, "'command' must be a non-empty string or a list of strings.")
     if shell:
         return command
-    return [os.path.expanduser(c) if c.startswith("~/") else c for c in shlex.split(command)]
+    return [expand(c) for c in shlex.split(command)]
