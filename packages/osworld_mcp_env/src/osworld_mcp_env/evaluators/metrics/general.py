@@ -54,7 +54,7 @@ def _read_text(path: str | None) -> str | None:
         return None
 
 
-@register_metric("compare_text_file")
+@register_metric("compare_text_file", options=("ignore_blanks", "ignore_case"))
 def compare_text_file(result: Any, expected: Any, **options: Any) -> float:
     """1 when two text files are equal.
 
