@@ -24,8 +24,10 @@ import osworld_mcp_env  # noqa: F401 - registers the env
 
 ENV_ID = "osworld_mcp_env:OSWorldMCP-v0"
 NOOP = {"name": "computer_use", "arguments": {"action": "mouse_move", "coordinate": [960, 540]}}
+# The script writes its JSON to a file named by argv[1]: stdout is not ours (python-xlib prints
+# warnings there, e.g. about an empty ~/.Xauthority on a fresh machine).
 FLOOR_SCRIPT = """
-import json, statistics, time, mss
+import json, statistics, sys, time, mss
 from Xlib import X, display
 from Xlib.ext import xtest
 d = display.Display()
@@ -37,8 +39,10 @@ for _ in range({n}):
     xtest.fake_input(d, X.MotionNotify, x=5, y=5)
     xtest.fake_input(d, X.ButtonPress, 1); xtest.fake_input(d, X.ButtonRelease, 1); d.sync()
     click.append(time.perf_counter() - t)
-print(json.dumps({{"grab_ms": statistics.median(grab) * 1e3, "click_ms": statistics.median(click) * 1e3}}))
+with open(sys.argv[1], "w") as out:
+    json.dump({{"grab_ms": statistics.median(grab) * 1e3, "click_ms": statistics.median(click) * 1e3}}, out)
 """
+FLOOR_RESULT = "/tmp/bench-floor.json"
 
 
 def median_ms(samples: list[float]) -> float:
@@ -50,14 +54,22 @@ def p95_ms(samples: list[float]) -> float:
     return ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))] * 1000
 
 
+def run_floor(desktop, steps: int) -> dict[str, float]:
+    """The raw floor measured inside the sandbox; its JSON comes back through a file, not stdout."""
+    script = [desktop.config.guest_python, "-c", FLOOR_SCRIPT.format(n=steps), FLOOR_RESULT]
+    result = desktop.execute(script)
+    data = desktop.read_file(FLOOR_RESULT)
+    if not result.ok or data is None:
+        raise RuntimeError(f"The floor script failed ({result.returncode}): {result.error[-2000:]}")
+    return json.loads(data)
+
+
 def bench_floor_and_single(steps: int, resets: int) -> dict[str, float]:
     env = gym.make(ENV_ID, task="calc-sum-column", enable_mcp=False)
     try:
         env.reset()  # first start builds the LibreOffice profile template once per host
         desktop = env.unwrapped.desktop
-        floor = json.loads(
-            desktop.execute([desktop.config.guest_python, "-c", FLOOR_SCRIPT.format(n=steps)]).output
-        )
+        floor = run_floor(desktop, steps)
         reset_s = []
         for _ in range(resets):
             start = time.perf_counter()
