@@ -15,11 +15,12 @@ guest's executor all read it.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from osworld_mcp_env.errors import ActionError
+from osworld_mcp_env.errors import ActionError, ErrorCode
 
 COMPUTER_USE = "computer_use"
 BASH = "bash"
@@ -81,6 +82,8 @@ class ActionLimits:
         max_keys: Most keys pressed together in one ``key`` action.
         max_wait_seconds: Longest ``wait``.
         max_scroll_pixels: Largest absolute ``pixels`` for a scroll.
+        max_depth: Deepest nesting of objects and arrays in one action (the call
+            itself is level 1, its ``arguments`` level 2).
     """
 
     max_payload_chars: int = 65_536
@@ -88,6 +91,7 @@ class ActionLimits:
     max_keys: int = 8
     max_wait_seconds: float = 30.0
     max_scroll_pixels: int = 10_000
+    max_depth: int = 32
 
 
 @dataclass(frozen=True)
@@ -148,6 +152,11 @@ def parse_action(
 ) -> Action | ActionError:
     """Validates one action call and returns it typed, or the agent's mistake as a value.
 
+    Whatever ``raw`` holds, this returns: a mapping is first normalised through
+    strict JSON (so the checks below only ever see dicts, lists, strings, finite
+    numbers, booleans and None), and each way a payload can be unfit is one
+    :class:`~osworld_mcp_env.errors.ErrorCode`.
+
     Args:
         raw: The call as JSON text or a mapping ``{"name": ..., "arguments": {...}}``.
         screen_size: (width, height); coordinates outside it are refused.
@@ -157,80 +166,176 @@ def parse_action(
         A :class:`GuiAction`, a :class:`ToolCall` (not yet checked against a tool
         catalogue: that is the env's job), or an :class:`ActionError`.
     """
-    call = _decode(raw, limits)
+    call = decode_json_object(raw, limits)
     if isinstance(call, ActionError):
         return call
     name, arguments = call.get("name"), call.get("arguments", {})
     if not isinstance(name, str) or not name:
-        return ActionError("invalid_action", "The call needs a non-empty string 'name'.")
-    if not isinstance(arguments, Mapping):
+        return ActionError(ErrorCode.INVALID_ACTION, "The call needs a non-empty string 'name'.")
+    if not isinstance(arguments, dict):
         return ActionError(
-            "invalid_arguments", f"'arguments' must be an object, got {type(arguments).__name__}."
+            ErrorCode.INVALID_ARGUMENTS, f"'arguments' must be an object, got {_json_type(arguments)}."
         )
     if name != COMPUTER_USE:
-        return ToolCall(name=name, arguments=dict(arguments))
+        return ToolCall(name=name, arguments=arguments)
     return _parse_gui(arguments, screen_size, limits)
 
 
-def _decode(raw: str | Mapping[str, Any], limits: ActionLimits) -> Mapping[str, Any] | ActionError:
+class _Refused(ValueError):
+    """A JSON value that strict JSON cannot carry (raised from the decoder's hooks)."""
+
+
+def _refuse_constant(token: str) -> Any:
+    raise _Refused(f"{token} is not a JSON number")
+
+
+def _finite_float(token: str) -> float:
+    value = float(token)
+    if not math.isfinite(value):
+        raise _Refused(f"the number {token[:40]} is outside the range of a double")
+    return value
+
+
+def _mapping_as_dict(value: Any) -> dict[str, Any]:
+    if isinstance(value, Mapping):
+        return dict(value)
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
+def decode_json_object(raw: Any, limits: ActionLimits) -> dict[str, Any] | ActionError:
+    """Turns JSON text or a mapping into a plain dict of strict JSON values, or an error value.
+
+    Refused as ``invalid_json``: text that does not parse, a value that is not an
+    object, NaN and Infinity (not JSON; ``1e400`` overflows to one), integers past
+    Python's digit limit, nesting deeper than ``limits.max_depth``, and strings or
+    keys holding lone surrogates (not Unicode: the UTF-8 encoders downstream would
+    fail on them). Longer than ``limits.max_payload_chars``: ``payload_too_large``.
+    """
     if isinstance(raw, Mapping):
         try:
-            size = len(json.dumps(raw, default=str))
-        except (TypeError, ValueError) as exc:
-            return ActionError("invalid_json", f"The action is not JSON-serialisable: {exc}.")
-        if size > limits.max_payload_chars:
-            return _too_large(size, limits)
-        return raw
-    if not isinstance(raw, str):
+            # Round trip: mixed key types become strings, tuples lists, and what JSON
+            # cannot carry fails here rather than in a validator or on the wire.
+            text = json.dumps(raw, default=_mapping_as_dict, allow_nan=True)
+        except (TypeError, ValueError, RecursionError) as exc:
+            return ActionError(ErrorCode.INVALID_JSON, f"The action is not JSON-serialisable: {_cut(exc)}.")
+    elif isinstance(raw, str):
+        text = raw
+    else:
         return ActionError(
-            "invalid_json", f"An action is a JSON string or an object, got {type(raw).__name__}."
+            ErrorCode.INVALID_JSON, f"An action is a JSON string or an object, got {type(raw).__name__}."
         )
-    if len(raw) > limits.max_payload_chars:
-        return _too_large(len(raw), limits)
+    if len(text) > limits.max_payload_chars:
+        return _too_large(len(text), limits)
     try:
-        value = json.loads(raw)
+        value = json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float)
     except json.JSONDecodeError as exc:
-        return ActionError("invalid_json", f"The action is not valid JSON: {exc.msg} at char {exc.pos}.")
-    if not isinstance(value, Mapping):
-        return ActionError("invalid_json", f"The action must be a JSON object, got {type(value).__name__}.")
-    return value
+        return ActionError(
+            ErrorCode.INVALID_JSON, f"The action is not valid JSON: {exc.msg} at char {exc.pos}."
+        )
+    except _Refused as exc:
+        return ActionError(ErrorCode.INVALID_JSON, f"The action is not strict JSON: {exc}.")
+    except ValueError as exc:  # an integer literal past Python's digit limit
+        return ActionError(ErrorCode.INVALID_JSON, f"The action holds an unreadable number: {_cut(exc)}.")
+    except RecursionError:
+        return _too_deep(limits)
+    if not isinstance(value, dict):
+        return ActionError(
+            ErrorCode.INVALID_JSON, f"The action must be a JSON object, got {_json_type(value)}."
+        )
+    return _check_values(value, limits) or value
+
+
+def _check_values(value: dict[str, Any], limits: ActionLimits) -> ActionError | None:
+    """Walks the decoded tree (iteratively) for excess depth and lone surrogates."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, str):
+            if not _is_unicode(node):
+                return ActionError(
+                    ErrorCode.INVALID_JSON,
+                    "The action holds a string with a lone surrogate, which is not Unicode: "
+                    f"{_preview(node)}.",
+                )
+            continue
+        if not isinstance(node, dict | list):
+            continue
+        if depth > limits.max_depth:
+            return _too_deep(limits)
+        children = [*node.keys(), *node.values()] if isinstance(node, dict) else node
+        stack.extend((child, depth + 1) for child in children)
+    return None
+
+
+def _is_unicode(text: str) -> bool:
+    if text.isascii():
+        return True
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _too_deep(limits: ActionLimits) -> ActionError:
+    return ActionError(
+        ErrorCode.INVALID_JSON,
+        f"The action is nested deeper than {limits.max_depth} levels.",
+        {"limit": limits.max_depth},
+    )
 
 
 def _too_large(size: int, limits: ActionLimits) -> ActionError:
     return ActionError(
-        "payload_too_large",
+        ErrorCode.PAYLOAD_TOO_LARGE,
         f"The action has {size} characters; the limit is {limits.max_payload_chars}.",
         {"size": size, "limit": limits.max_payload_chars},
     )
+
+
+def _json_type(value: Any) -> str:
+    return {dict: "object", list: "array", str: "string", bool: "boolean", type(None): "null"}.get(
+        type(value), "number"
+    )
+
+
+def _cut(exc: BaseException, limit: int = 200) -> str:
+    text = str(exc)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _parse_gui(
     arguments: Mapping[str, Any], screen_size: tuple[int, int], limits: ActionLimits
 ) -> GuiAction | ActionError:
     action = arguments.get("action")
-    if action not in COMPUTER_USE_ACTIONS:
+    if not isinstance(action, str) or action not in COMPUTER_USE_ACTIONS:
         known = ", ".join(COMPUTER_USE_ACTIONS)
         return ActionError(
-            "unknown_action",
-            f"Unknown computer_use action {action!r}. Known: {known}.",
-            {"action": str(action)},
+            ErrorCode.UNKNOWN_ACTION,
+            f"Unknown computer_use action {_preview(action)}. Known: {known}.",
+            {"action": _preview(action)},
         )
     spec = COMPUTER_USE_ACTIONS[action]
     frame_id = arguments.get("frame_id")
     if frame_id is not None and (isinstance(frame_id, bool) or not isinstance(frame_id, int)):
-        return ActionError("invalid_arguments", f"'frame_id' must be an integer, got {frame_id!r}.")
+        return ActionError(
+            ErrorCode.INVALID_ARGUMENTS, f"'frame_id' must be an integer, got {_preview(frame_id)}."
+        )
     allowed = {"action", "frame_id", *spec.required, *spec.optional}
     extra = sorted(set(arguments) - allowed)
     if extra:
         return ActionError(
-            "invalid_arguments",
-            f"{action} does not take {extra}; it takes {sorted(set(spec.required) | set(spec.optional))}.",
+            ErrorCode.INVALID_ARGUMENTS,
+            f"{action} does not take {_preview(extra)}; "
+            f"it takes {sorted(set(spec.required) | set(spec.optional))}.",
         )
     checked: dict[str, Any] = {}
     for arg, kind in [*spec.required.items(), *spec.optional.items()]:
         if arg not in arguments:
             if arg in spec.required:
-                return ActionError("invalid_arguments", f"{action} needs the argument {arg!r} ({kind}).")
+                return ActionError(
+                    ErrorCode.INVALID_ARGUMENTS, f"{action} needs the argument {arg!r} ({kind})."
+                )
             continue
         value = _check_argument(action, arg, kind, arguments[arg], screen_size, limits)
         if isinstance(value, ActionError):
@@ -244,13 +349,13 @@ def _check_argument(
 ) -> Any:
     def bad(expected: str) -> ActionError:
         return ActionError(
-            "invalid_arguments",
+            ErrorCode.INVALID_ARGUMENTS,
             f"{action}.{arg} must be {expected}, got {_preview(value)}.",
             {"argument": arg},
         )
 
     if kind == "coordinate":
-        if not (isinstance(value, list | tuple) and len(value) == 2):
+        if not (isinstance(value, list) and len(value) == 2):
             return bad("[x, y] in screen pixels")
         if not all(isinstance(v, int | float) and not isinstance(v, bool) for v in value):
             return bad("two numbers [x, y]")
@@ -258,8 +363,8 @@ def _check_argument(
         width, height = screen_size
         if not (0 <= x < width and 0 <= y < height):
             return ActionError(
-                "out_of_screen",
-                f"{action}.{arg} = [{x}, {y}] is outside the {width}x{height} screen.",
+                ErrorCode.OUT_OF_SCREEN,
+                f"{action}.{arg} = {_preview([x, y])} is outside the {width}x{height} screen.",
                 {"argument": arg, "coordinate": [x, y], "screen_size": [width, height]},
             )
         return (x, y)
@@ -282,7 +387,7 @@ def _check_argument(
             return bad("a string")
         if len(value) > limits.max_type_chars:
             return ActionError(
-                "payload_too_large",
+                ErrorCode.PAYLOAD_TOO_LARGE,
                 f"{action}.{arg} has {len(value)} characters; the limit is {limits.max_type_chars}.",
                 {"size": len(value), "limit": limits.max_type_chars},
             )

@@ -11,6 +11,7 @@ reset, with a message that says what was expected and how to fix it.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any
 
 
@@ -27,13 +28,26 @@ class DesktopStartError(DesktopError):
 
 
 class GuestRequestError(DesktopError):
-    """The guest server answered an HTTP error or did not answer in time."""
+    """The guest server answered an HTTP error (``status``) or an unreadable reply.
+
+    The two subclasses say why no usable answer came: :class:`GuestTimeout` (none in
+    time) and :class:`GuestUnreachable` (the connection failed). The env maps each
+    to an :class:`ErrorCode` in one place (``env.desktop_fault``).
+    """
 
     def __init__(self, endpoint: str, status: int | None, detail: str) -> None:
         super().__init__(f"{endpoint}: {'no answer' if status is None else f'HTTP {status}'}: {detail}")
         self.endpoint = endpoint
         self.status = status
         self.detail = detail
+
+
+class GuestTimeout(GuestRequestError):
+    """The request ran out of time: no answer before the deadline, or the guest stopped at it (504)."""
+
+
+class GuestUnreachable(GuestRequestError):
+    """No connection: the socket is missing, refused, reset or closed mid-answer (a dead guest)."""
 
 
 class TaskError(OSWorldMCPError):
@@ -56,14 +70,30 @@ class RegistryError(OSWorldMCPError):
     """A registry lookup or registration failed (unknown or duplicate name)."""
 
 
+class ErrorCode(StrEnum):
+    """The ``code`` of every :class:`ActionError` the env returns (``info["error"]["code"]``)."""
+
+    INVALID_JSON = "invalid_json"
+    INVALID_ACTION = "invalid_action"
+    INVALID_ARGUMENTS = "invalid_arguments"
+    UNKNOWN_ACTION = "unknown_action"
+    UNKNOWN_TOOL = "unknown_tool"
+    OUT_OF_SCREEN = "out_of_screen"
+    PAYLOAD_TOO_LARGE = "payload_too_large"
+    STALE_GUI_FRAME = "stale_gui_frame"
+    EPISODE_OVER = "episode_over"
+    TOOL_ERROR = "tool_error"
+    TIMEOUT = "timeout"
+    DESKTOP_ERROR = "desktop_error"
+
+
 @dataclass(frozen=True)
 class ActionError:
     """An agent mistake, returned as a value at the env boundary.
 
     Attributes:
-        code: A stable machine-readable code (``invalid_json``, ``unknown_action``,
-            ``invalid_arguments``, ``out_of_screen``, ``payload_too_large``,
-            ``unknown_tool``, ``timeout``, ``stale_gui_frame``, ``desktop_error``, ...).
+        code: A stable machine-readable code, one of :class:`ErrorCode` (the MCP
+            client's ``ToolErrorCode`` values are among them).
         message: A human-readable explanation that says what was expected.
         details: Extra structured fields (the offending name, the limit, ...).
     """
@@ -74,7 +104,7 @@ class ActionError:
 
     def to_dict(self) -> dict[str, Any]:
         """Returns the JSON-able form used in ``info["error"]``."""
-        out: dict[str, Any] = {"code": self.code, "message": self.message}
+        out: dict[str, Any] = {"code": str(self.code), "message": self.message}
         if self.details:
             out.update(self.details)
         return out
