@@ -33,7 +33,7 @@ resolver = uno.getComponentContext().ServiceManager.createInstanceWithContext(
     "com.sun.star.bridge.UnoUrlResolver", uno.getComponentContext())
 for _ in range(200):
     try:
-        ctx = resolver.resolve("uno:pipe,name=osworld_uno;urp;StarOffice.ComponentContext")
+        ctx = resolver.resolve("uno:socket,host=127.0.0.1,port=2002;urp;StarOffice.ComponentContext")
         break
     except Exception:
         time.sleep(0.05)

@@ -24,6 +24,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 
 from osworld_mcp_env.mcp_servers.config import ServerConfig
 from osworld_mcp_env.mcp_servers.effects import ToolOutput, changed, unknown_effect
+from osworld_mcp_env.mcp_servers.privileges import spawn_kwargs
 from osworld_mcp_env.mcp_servers.registry import ToolRegistry
 
 
@@ -71,6 +72,7 @@ class ChromeApp:
             raise ToolError("xdotool is not installed; keyboard-only browser actions are unavailable")
         found = subprocess.run(
             ["xdotool", "search", "--onlyvisible", "--class", "chromium"],
+            **spawn_kwargs(),
             capture_output=True,
             text=True,
             timeout=5,
@@ -80,6 +82,7 @@ class ChromeApp:
             raise ToolError("No visible Chromium window")
         subprocess.run(
             ["xdotool", "windowactivate", "--sync", found[-1], "key", "--clearmodifiers", keys],
+            **spawn_kwargs(),
             capture_output=True,
             timeout=5,
             check=False,

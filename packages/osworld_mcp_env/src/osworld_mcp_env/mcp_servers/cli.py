@@ -32,6 +32,12 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--vlc-url", default=None, help=help_of["vlc_url"])
     p.add_argument("--vlc-password", default=None, help=help_of["vlc_password"])
     p.add_argument("--cdp-url", default=None, help=help_of["cdp_url"])
+    p.add_argument(
+        "--desktop-uid",
+        type=int,
+        default=None,
+        help="With --uds, started as root: bind, then act as this user (tools touch its files only).",
+    )
     return p
 
 
@@ -56,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.uds:
         namespaces = NAMESPACES if args.namespace == "all" else (args.namespace,)
-        serve_all(args.uds, config, namespaces=namespaces)
+        serve_all(args.uds, config, namespaces=namespaces, desktop_uid=args.desktop_uid)
         return 0
     if args.namespace == "all":
         print("'all' needs --uds SOCKET (one process, every namespace)", file=sys.stderr)

@@ -22,6 +22,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 
 from osworld_mcp_env.mcp_servers.config import ServerConfig
 from osworld_mcp_env.mcp_servers.effects import ToolOutput, changed, no_effect, read
+from osworld_mcp_env.mcp_servers.privileges import spawn_kwargs
 from osworld_mcp_env.mcp_servers.registry import ToolRegistry
 
 MAX_FILE_BYTES = 2_000_000
@@ -43,7 +44,11 @@ class EditorApp:
         if shutil.which(cmd[0]) is None:
             raise ToolError(f"{cmd[0]} is not installed on this desktop")
         proc = subprocess.Popen(
-            [*cmd, *args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+            [*cmd, *args],
+            stdout=subprocess.DEVNULL,
+            **spawn_kwargs(),
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
         )
         return proc.pid
 
@@ -78,6 +83,7 @@ class EditorApp:
             raise ToolError("gsettings is not installed on this desktop")
         proc = subprocess.run(
             ["gsettings", *args],
+            **spawn_kwargs(),
             capture_output=True,
             text=True,
             timeout=self.config.command_timeout_s,

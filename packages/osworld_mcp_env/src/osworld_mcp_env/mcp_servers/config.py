@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-DEFAULT_UNO_URL = "uno:pipe,name=osworld_uno;urp;StarOffice.ComponentContext"
+DEFAULT_UNO_URL = "uno:socket,host=127.0.0.1,port=2002;urp;StarOffice.ComponentContext"
 
 
 @dataclass(frozen=True)
@@ -20,7 +20,7 @@ class ServerConfig:
         default=DEFAULT_UNO_URL,
         metadata={
             "help": "UNO connection URL of the running LibreOffice (the desktop's soffice wrapper "
-            "adds --accept=pipe,name=osworld_uno;urp;StarOffice.ComponentContext)."
+            "adds --accept=socket,host=127.0.0.1,port=2002;urp;StarOffice.ComponentContext)."
         },
     )
     uno_timeout_s: float = field(

@@ -24,6 +24,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 
 from osworld_mcp_env.mcp_servers.config import ServerConfig
 from osworld_mcp_env.mcp_servers.effects import ToolOutput, changed, no_effect, read
+from osworld_mcp_env.mcp_servers.privileges import spawn_kwargs
 from osworld_mcp_env.mcp_servers.registry import ToolRegistry
 
 MAX_RESULTS = 500
@@ -49,6 +50,7 @@ class OsApp:
         try:
             proc = subprocess.run(
                 argv,
+                **spawn_kwargs(),
                 capture_output=True,
                 text=True,
                 timeout=self.config.command_timeout_s,
@@ -362,6 +364,7 @@ def open_shell(app: OsApp) -> ToolOutput:
         raise ToolError(f"{command[0]} is not installed on this desktop")
     proc = subprocess.Popen(
         [*command],
+        **spawn_kwargs(),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         start_new_session=True,

@@ -16,6 +16,7 @@ from starlette.routing import Mount, Route
 
 from osworld_mcp_env.mcp_servers.catalog import NAMESPACES
 from osworld_mcp_env.mcp_servers.config import ServerConfig
+from osworld_mcp_env.mcp_servers.privileges import act_as_desktop_user, bind_unix_socket
 from osworld_mcp_env.mcp_servers.registry import ToolRegistry
 
 # namespace -> (module, registry attribute); imported on demand so one namespace's
@@ -93,8 +94,12 @@ def serve_all(
     *,
     namespaces: tuple[str, ...] = NAMESPACES,
     extra_servers: Mapping[str, MCPServer[Any]] | None = None,
+    desktop_uid: int | None = None,
 ) -> None:
     """Serves every namespace from this process on a Unix socket until interrupted.
+
+    With ``desktop_uid``, the socket is bound first and the process then acts as
+    that user (:mod:`~osworld_mcp_env.mcp_servers.privileges`).
 
     The host connects with the SDK's streamable-HTTP client over that socket, at
     ``http://127.0.0.1:8000/<namespace>/mcp`` (the host part must be a loopback
@@ -103,6 +108,11 @@ def serve_all(
     import uvicorn
 
     path = Path(socket_path)
-    path.unlink(missing_ok=True)
     app = build_all_app(config, namespaces=namespaces, extra_servers=extra_servers)
-    uvicorn.run(app, uds=str(path), log_level="warning", timeout_graceful_shutdown=2)
+    if desktop_uid is None:
+        path.unlink(missing_ok=True)
+        uvicorn.run(app, uds=str(path), log_level="warning", timeout_graceful_shutdown=2)
+        return
+    sock = bind_unix_socket(path)
+    act_as_desktop_user(desktop_uid)
+    uvicorn.run(app, fd=sock.fileno(), log_level="warning", timeout_graceful_shutdown=2)
