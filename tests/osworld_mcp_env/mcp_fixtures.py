@@ -5,7 +5,8 @@ fixture). Apps start inside it through its wrappers (``guest/bin``: soffice acce
 UNO, vlc serves HTTP, chromium serves DevTools and keeps its own sandbox); tools
 are called through ``MCPToolClient(desktop.tool_socket())``, the path the env uses.
 Files go in with ``desktop.upload_file`` (owned by the desktop's user) and are read
-back from ``desktop.home_dir`` on the host.
+back on the host through ``/proc/<sandbox pid>/root`` (trusted test code only: the
+env itself reads files through the guest, with the user's rights).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from osworld_mcp_env.mcp_client import MCPToolClient, ToolCallResult, ToolErrorC
 
 INNER_HOME = PurePosixPath("/home/user")
 
-# Runs inside the desktop (the UNO pipe lives in its private /tmp): opens one file
+# Runs inside the desktop (UNO listens on its private loopback): opens one file
 # visibly and closes every other document unsaved, so each test starts from one file.
 _OPEN_SCRIPT = """
 import os, sys, time, uno
@@ -34,7 +35,7 @@ resolver = ctx.ServiceManager.createInstanceWithContext("com.sun.star.bridge.Uno
 deadline = time.monotonic() + 30
 while True:
     try:
-        remote = resolver.resolve("uno:pipe,name=osworld_uno;urp;StarOffice.ComponentContext")
+        remote = resolver.resolve("uno:socket,host=127.0.0.1,port=2002;urp;StarOffice.ComponentContext")
         break
     except Exception:
         if time.monotonic() > deadline:
@@ -108,13 +109,18 @@ class Sandbox:
     client: MCPToolClient
     call: ToolCaller
 
+    @property
+    def home(self) -> Path:
+        """The desktop's ``/home/user`` (a tmpfs inside the sandbox) seen from the host."""
+        return Path(f"/proc/{self.desktop._sandbox.namespace_pid}/root") / INNER_HOME.relative_to("/")
+
     def host(self, inner: str | PurePosixPath) -> Path:
         """The host path of a path under ``/home/user`` inside the desktop."""
-        return self.desktop.home_dir / PurePosixPath(inner).relative_to(INNER_HOME)
+        return self.home / PurePosixPath(inner).relative_to(INNER_HOME)
 
     def inner(self, host: Path) -> str:
-        """The path inside the desktop of a host path under ``desktop.home_dir``."""
-        return str(INNER_HOME / host.relative_to(self.desktop.home_dir))
+        """The path inside the desktop of a host path under :attr:`home`."""
+        return str(INNER_HOME / host.relative_to(self.home))
 
     def put(self, name: str, data: bytes) -> str:
         """Writes ``/home/user/<name>`` as the desktop's user; returns that inner path."""
