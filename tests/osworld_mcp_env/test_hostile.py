@@ -124,7 +124,9 @@ def test_no_process_of_the_user_survives_reset(desktop):
     sh(desktop, script)
     before = user_pids(desktop)
     assert len(before) >= 5
+    generation = desktop.generation
     desktop.restart()
+    assert desktop.generation == generation
     survivors = before & user_pids(desktop)
     assert not survivors, f"survived reset: {survivors}"
     assert sh(desktop, "pgrep -c -x sleep").output.strip() == "0"
@@ -178,9 +180,18 @@ def test_a_fork_bomb_is_bounded_and_gone_after_reset(desktop):
         peak = max(peak, len(user_pids(desktop)))
         time.sleep(0.1)
     assert 0 < peak <= 512
+    generation = desktop.generation
     desktop.restart()
+    assert desktop.generation == generation  # the fast reset coped; no new sandbox was needed
     assert not user_pids(desktop) - {infra for infra in user_pids(desktop) if _comm(infra) == "dbus-daemon"}
     assert sh(desktop, "echo alive").output.strip() == "alive"
+
+
+def test_nested_user_namespaces_are_capped(desktop):
+    script = "for i in $(seq 40); do unshare -U sleep 60 2>/dev/null & done; sleep 1; pgrep -c -x sleep"
+    running = int(sh(desktop, script).output.split()[-1])
+    assert 0 < running <= 32  # max_user_namespaces; Chromium's sandbox needs a few
+    desktop.restart()
 
 
 def _comm(pid: int) -> str:

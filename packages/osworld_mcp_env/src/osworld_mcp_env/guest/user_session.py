@@ -21,6 +21,7 @@ import contextlib
 import ctypes
 import os
 import shutil
+import signal
 import stat
 import subprocess
 import threading
@@ -120,22 +121,14 @@ class UserSession:
         ``kill(-1, SIGKILL)`` sent *as the user* reaches exactly the user's processes
         in this PID namespace (nested namespaces included) and is atomic against
         fork, so a fork bomb is gone after one round; the loop only waits for the
-        kernel to reap them.
+        kernel to finish them. The sender is a bare fork that changes uid and never
+        executes anything: ``execve`` would fail with EAGAIN once a fork bomb has
+        used up the user's ``RLIMIT_NPROC``, ``setresuid`` does not.
         """
         victims = self.user_pids()
         deadline = time.monotonic() + timeout
         while victims and self.privileged:
-            subprocess.run(
-                ["/bin/sh", "-c", "kill -9 -1"],
-                user=self.config.uid,
-                group=self.config.uid,
-                extra_groups=[],
-                env={"PATH": "/usr/bin:/bin"},
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-                check=False,
-            )
+            _kill_all_as(self.config.uid)
             if not self.user_pids():
                 break
             if time.monotonic() > deadline:
@@ -283,6 +276,21 @@ def _remove_user_ipc(uid: int) -> None:
                 args += [flag, columns[1]]
     if args:
         subprocess.run(["ipcrm", *args], capture_output=True, check=False)
+
+
+def _kill_all_as(uid: int) -> None:
+    """``kill(-1, SIGKILL)`` from a child that is ``uid`` (the server itself must not change uid)."""
+    pid = os.fork()
+    if pid == 0:  # only raw system calls from here on, then _exit
+        try:
+            os.setgroups([])
+            os.setresgid(uid, uid, uid)
+            os.setresuid(uid, uid, uid)
+            os.kill(-1, signal.SIGKILL)
+        except BaseException:
+            os._exit(1)
+        os._exit(0)
+    os.waitpid(pid, 0)
 
 
 def _real_uid(pid: int) -> int | None:
