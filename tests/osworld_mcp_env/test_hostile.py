@@ -194,6 +194,13 @@ def test_nested_user_namespaces_are_capped(desktop):
     desktop.restart()
 
 
+def test_user_site_packages_do_not_run_in_the_desktops_python(desktop):
+    site = "~/.local/lib/python3.11/site-packages"
+    sh(desktop, f"mkdir -p {site} && echo 'import sys; sys.stdout.write(\"INJECTED\")' > {site}/evil.pth")
+    for python in ("python3", desktop.config.guest_python):
+        assert "INJECTED" not in desktop.execute([python, "-c", "print('clean')"]).output
+
+
 def _comm(pid: int) -> str:
     try:
         return Path(f"/proc/{pid}/comm").read_text().strip()

@@ -354,6 +354,9 @@ class LocalDesktop:
             "GTK_MODULES": "gail:atk-bridge",
             "GNOME_ACCESSIBILITY": "1",
             "PYTHONDONTWRITEBYTECODE": "1",
+            # The user's site-packages would run the agent's code in every Python a setup
+            # step or a getter starts inside the desktop (a .pth file in ~/.local).
+            "PYTHONNOUSERSITE": "1",
             "OSWORLD_PYTHON": cfg.guest_python,
             # Read by the infrastructure only; the guest strips them from the user's processes.
             "OSWORLD_SCREEN": f"{cfg.screen_width}x{cfg.screen_height}x24",
