@@ -5,6 +5,7 @@ import json
 import pytest
 from hybrid_agent.parse import ParsedAction, ParseError, ParseErrorCode, parse_response
 from hybrid_agent.toolset import ToolSpec
+from hybrid_agent.trajectory import Call
 
 TOOLS = [
     ToolSpec(
@@ -20,6 +21,10 @@ TOOLS = [
 
 def call(tool_name, **arguments):
     return "<tool_call>\n" + json.dumps({"name": tool_name, "arguments": arguments}) + "\n</tool_call>"
+
+
+def raw(obj) -> str:
+    return "<tool_call>\n" + json.dumps(obj) + "\n</tool_call>"
 
 
 def ok(text, tools=None) -> ParsedAction:
@@ -133,9 +138,12 @@ def test_bare_mcp_name_is_qualified_only_when_exactly_one_shown_tool_has_it():
         (call("computer_use", action="terminate"), ParseErrorCode.MISSING_ARGUMENTS),
         (call("computer_use"), ParseErrorCode.MISSING_ARGUMENTS),
         (
-            '<tool_call>{"name": "computer_use", "action": "left_click", "coordinate": [1, 2]}</tool_call>',
-            ParseErrorCode.MISSING_ARGUMENTS,
+            '<tool_call>{"name": "computer_use", "arguments": {"action": "left_click"}, '
+            '"coordinate": [1, 2]}</tool_call>',
+            ParseErrorCode.AMBIGUOUS_SHAPE,
         ),
+        (raw({"name": "computer_use", "arguments": [1]}), ParseErrorCode.MISSING_ARGUMENTS),
+        (raw({"name": "computer_use", "arguments": "{oops"}), ParseErrorCode.INVALID_JSON),
         (call("computer_use", action="left_click", coordinate=[5]), ParseErrorCode.INVALID_ARGUMENTS),
         (call("computer_use", action="left_click", coordinate=[-5, 3]), ParseErrorCode.INVALID_ARGUMENTS),
         (call("computer_use", action="terminate", status="done"), ParseErrorCode.INVALID_ARGUMENTS),
@@ -167,3 +175,59 @@ def test_parse_error_renders_feedback_and_converts_to_the_env_error_shape():
     assert isinstance(result, ParseError)
     assert result.render().startswith("Error [unknown_gui_action]: computer_use has no action 'screenshot'.")
     assert result.to_action_error().code == "unknown_gui_action"
+
+
+@pytest.mark.parametrize(
+    ("obj", "expected", "repairs"),
+    [
+        # Qwen3-VL Instruct's flat shape: the arguments beside the name.
+        (
+            {"name": "computer_use", "action": "left_click", "coordinate": [1, 2]},
+            Call("computer_use", {"action": "left_click", "coordinate": [1, 2]}),
+            ("flat_shape",),
+        ),
+        (
+            {"name": "libreoffice_calc.sort_column", "column": "B"},
+            Call("libreoffice_calc.sort_column", {"column": "B"}),
+            ("flat_shape",),
+        ),
+        ({"name": "libreoffice_calc.save"}, Call("libreoffice_calc.save", {}), ("flat_shape",)),
+        # OpenAI function-calling wire form: a prefix and arguments as a JSON string.
+        (
+            {"name": "functions.computer_use", "arguments": '{"action": "key", "keys": ["ctrl", "s"]}'},
+            Call("computer_use", {"action": "key", "keys": ["ctrl", "s"]}),
+            ("functions_prefix", "arguments_string"),
+        ),
+        (
+            {"name": "functions.libreoffice_calc.save", "arguments": {}},
+            Call("libreoffice_calc.save", {}),
+            ("functions_prefix",),
+        ),
+        (
+            {"name": "computer_use", "arguments": {"action": "wait"}},
+            Call("computer_use", {"action": "wait", "time": 1.0}),
+            ("default_wait_time",),
+        ),
+        (
+            {"name": "functions.computer_use", "action": "wait"},
+            Call("computer_use", {"action": "wait", "time": 1.0}),
+            ("functions_prefix", "flat_shape", "default_wait_time"),
+        ),
+        (
+            {"name": "computer_use", "arguments": {"action": "wait", "time": 3}, "type": "function"},
+            Call("computer_use", {"action": "wait", "time": 3}),
+            (),
+        ),
+    ],
+)
+def test_real_checkpoint_shapes_are_accepted_with_each_repair_recorded(obj, expected, repairs):
+    result = ok(raw(obj), TOOLS)
+    assert result.call == expected
+    assert result.repairs == repairs
+
+
+def test_flat_shape_still_rejects_what_is_ambiguous_or_wrong():
+    # A bare name two shown tools share stays ambiguous in the flat shape too.
+    assert error(raw({"name": "save"}), TOOLS) == ParseErrorCode.UNKNOWN_TOOL
+    assert error(raw({"name": "computer_use", "action": "left_click"})) == ParseErrorCode.MISSING_ARGUMENTS
+    assert error(raw({"name": "sort_column"}), TOOLS) == ParseErrorCode.MISSING_ARGUMENTS

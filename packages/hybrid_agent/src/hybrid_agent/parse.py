@@ -7,7 +7,16 @@ made, and each is reported in :attr:`ParsedAction.repairs`:
 * ``trailing_text`` - text after ``</tool_call>`` or after the JSON object inside it;
 * ``missing_close_tag`` - the output ends inside the single ``<tool_call>``;
 * ``missing_brace`` - the JSON lacks exactly one final ``}``;
+* ``flat_shape`` - ``{"name": ..., "action": ...}`` with the arguments beside the name
+  instead of under ``"arguments"`` (what Qwen3-VL Instruct emits in most turns);
+* ``arguments_string`` - ``"arguments"`` is a JSON string holding the object (the
+  OpenAI function-calling wire form);
+* ``functions_prefix`` - the name carries OpenAI's ``functions.`` prefix;
+* ``default_wait_time`` - ``wait`` without ``time`` waits 1 second (the study's default);
 * ``qualified_name`` - a bare MCP name matching exactly one shown tool.
+
+Ambiguous shapes stay errors: two calls, an ``"arguments"`` object *and* argument
+keys beside it (``ambiguous_shape``), a bare name that two shown tools share.
 
 Everything else is a :class:`ParseError` with a distinct ``code``. A
 ``computer_use`` call is validated against ``osworld_mcp_env.actions`` (the table
@@ -47,6 +56,7 @@ class ParseErrorCode(StrEnum):
     UNKNOWN_GUI_ACTION = "unknown_gui_action"
     GUI_ACTION_AS_TOOL = "gui_action_as_tool"
     UNKNOWN_TOOL = "unknown_tool"
+    AMBIGUOUS_SHAPE = "ambiguous_shape"
 
 
 @dataclass(frozen=True)
@@ -242,20 +252,60 @@ def parse_response(text: str, tools: Sequence[ToolSpec] | None = None) -> ParseR
     return _to_action(obj, rest, think, tools, repairs)
 
 
+# Keys a call object may carry beside "name" and "arguments" without changing its meaning.
+_ENVELOPE_KEYS = frozenset({"name", "arguments", "type", "id"})
+_FUNCTIONS_PREFIX = "functions."
+DEFAULT_WAIT_S = 1.0
+
+
+def _call_arguments(obj: dict[str, Any], repairs: list[str]) -> dict[str, Any] | ParseError:
+    """The arguments object of a call in the nested, flat or string-encoded shape."""
+    arguments = obj.get("arguments")
+    extra = {key: value for key, value in obj.items() if key not in _ENVELOPE_KEYS}
+    if arguments is None:
+        repairs.append("flat_shape")
+        return extra
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments) if arguments.strip() else {}
+        except json.JSONDecodeError as exc:
+            message = f'"arguments" is a string but not JSON: {exc.msg}.'
+            return ParseError(ParseErrorCode.INVALID_JSON, message)
+        repairs.append("arguments_string")
+    if not isinstance(arguments, dict):
+        return ParseError(ParseErrorCode.MISSING_ARGUMENTS, '"arguments" must be a JSON object.')
+    if extra:
+        return ParseError(
+            ParseErrorCode.AMBIGUOUS_SHAPE,
+            f'The call has an "arguments" object and also {sorted(extra)} beside it; '
+            'put every argument inside "arguments".',
+        )
+    return arguments
+
+
+def _call_name(obj: dict[str, Any], repairs: list[str]) -> str | None:
+    name = obj.get("name")
+    if not isinstance(name, str) or not name:
+        return None
+    if name.startswith(_FUNCTIONS_PREFIX) and len(name) > len(_FUNCTIONS_PREFIX):
+        repairs.append("functions_prefix")
+        name = name[len(_FUNCTIONS_PREFIX) :]
+    return name
+
+
 def _to_action(
     obj: dict[str, Any], rest: str, think: str | None, tools: Sequence[ToolSpec] | None, repairs: list[str]
 ) -> ParseResult:
-    name = obj.get("name")
-    if not isinstance(name, str) or not name:
+    name = _call_name(obj, repairs)
+    if name is None:
         return ParseError(ParseErrorCode.MISSING_NAME, 'The call needs a string "name".', think)
-    arguments = obj.get("arguments")
-    if not isinstance(arguments, dict):
-        return ParseError(
-            ParseErrorCode.MISSING_ARGUMENTS,
-            'The call needs an "arguments" JSON object next to "name".',
-            think,
-        )
+    arguments = _call_arguments(obj, repairs)
+    if isinstance(arguments, ParseError):
+        return ParseError(arguments.code, arguments.message, think)
     if name == GUI_TOOL_NAME:
+        if arguments.get("action") == "wait" and "time" not in arguments:
+            arguments = {**arguments, "time": DEFAULT_WAIT_S}
+            repairs.append("default_wait_time")
         error = _validate_gui(arguments)
         if error is not None:
             return ParseError(error.code, error.message, think)
