@@ -118,3 +118,43 @@ def test_bad_config_and_catalogue_are_refused(tmp_path):
     with pytest.raises(ToolCatalogError, match="has no 'name'"):
         tools_from_registry({"vlc": [{"description": "x"}]})
     assert ToolSpec("vlc", "play", "").to_function()["function"]["name"] == "vlc.play"
+
+
+def test_study_always_include_adds_save_env_info_and_workbook_info_beyond_top_k():
+    from hybrid_agent.toolset import served_tools
+
+    tools = served_tools()
+    result = BM25Retriever(tools, RetrievalConfig(top_k=3)).retrieve("libreoffice_calc", "Sort column B")
+    assert len(result.tools) > 3
+    assert set(result.names[3:]) == {
+        "libreoffice_calc.save",
+        "libreoffice_calc.env_info",
+        "libreoffice_calc.get_workbook_info",
+    } - set(result.names[:3])
+    assert len(result.scores) == len(result.tools)
+    # Explicit per-app lists replace the rule; {} turns it off.
+    explicit = RetrievalConfig(top_k=3, always_include={"libreoffice_calc": ("libreoffice_calc.save",)})
+    names = BM25Retriever(tools, explicit).retrieve("libreoffice_calc", "Sort column B").names
+    assert names[3:] == ("libreoffice_calc.save",) or "libreoffice_calc.save" in names[:3]
+    off = BM25Retriever(tools, RetrievalConfig(top_k=3, always_include={})).retrieve("calc", "Sort column B")
+    assert len(off.tools) == 3
+
+
+def test_full_document_ranks_by_parameter_descriptions():
+    def tool(name, param, description):
+        return {
+            "name": name,
+            "description": "Change a setting",
+            "params": {param: {"description": description}},
+        }
+
+    # BM25Okapi's idf is 0 for a term in half the documents: a third one keeps it positive.
+    tools = tools_from_registry(
+        {"vlc": [tool("set_a", "x", "pitch"), tool("set_b", "y", "tempo"), tool("set_c", "z", "gain")]}
+    )
+    plain = BM25Retriever(tools, RetrievalConfig(top_k=1, always_include={}))
+    full = BM25Retriever(tools, RetrievalConfig(top_k=1, document="full", always_include={}))
+    assert plain.retrieve("vlc", "tempo").names == ("vlc.set_a",)  # no match: catalogue order
+    assert full.retrieve("vlc", "tempo").names == ("vlc.set_b",)
+    with pytest.raises(ConfigError, match=r"Unknown retrieval document 'ful'\. Did you mean 'full'"):
+        RetrievalConfig(document="ful")

@@ -130,3 +130,69 @@ def load_osworld_mcp_apis(directory: str | Path) -> list[ToolSpec]:
     for file in files:
         tools.extend(tools_from_openai_functions(file.stem, json.loads(file.read_text())))
     return tools
+
+
+def tools_from_env(entries: Sequence[Mapping[str, Any]]) -> list[ToolSpec]:
+    """Converts the env's per-step catalogue (``info["tools"]``: ``{name, description, parameters}``).
+
+    These are the tools the env serves for the focused app, so showing them can never
+    offer a name the env would refuse.
+    """
+    tools = []
+    for entry in entries:
+        namespace, _, method = str(entry["name"]).partition(".")
+        if not method:
+            raise ToolCatalogError(f"Env tool name {entry['name']!r} is not '<namespace>.<tool>'.")
+        tools.append(
+            ToolSpec(
+                namespace=namespace,
+                name=method,
+                description=entry.get("description", ""),
+                parameters=entry.get("parameters") or {"type": "object", "properties": {}},
+            )
+        )
+    return tools
+
+
+def served_tools() -> list[ToolSpec]:
+    """Every tool the env's MCP servers serve, with OSWorld-MCP's descriptions and schemas.
+
+    The offline twin of the env's per-step catalogue: what retrieval ranks when no
+    env is at hand (tests, benchmarks). Imported lazily: it loads the server modules.
+    """
+    from osworld_mcp_env.mcp_servers import NAMESPACES, registry_for
+    from osworld_mcp_env.mcp_servers.catalog import schema_for
+
+    tools = []
+    for namespace in NAMESPACES:
+        for method in registry_for(namespace).tools:
+            schema = schema_for(namespace, method)
+            tools.append(ToolSpec(namespace, method, schema.description, schema.parameters))
+    return tools
+
+
+def fold_to_served(tools: Sequence[ToolSpec], served: Sequence[ToolSpec]) -> tuple[list[ToolSpec], list[str]]:
+    """Renames or drops tools so that every name left is one the env serves.
+
+    The study's registry has secondary namespaces (``libreoffice_calc2.*``, ``code2.*``,
+    ``libreoffice_impress2.*``) that the env folds into their parents; a tool whose name
+    the env serves under the parent namespace is renamed to it, one it does not serve
+    at all is dropped.
+
+    Returns:
+        ``(kept, dropped)``: the kept tools (served names, first occurrence wins) and the
+        qualified names that were dropped.
+    """
+    by_name = {tool.qualified_name: tool for tool in served}
+    kept: dict[str, ToolSpec] = {}
+    dropped = []
+    for tool in tools:
+        names = [tool.qualified_name, f"{tool.namespace.rstrip('0123456789')}.{tool.name}"]
+        target = next((name for name in names if name in by_name), None)
+        if target is None:
+            dropped.append(tool.qualified_name)
+            continue
+        if target not in kept:
+            namespace = target.partition(".")[0]
+            kept[target] = ToolSpec(namespace, tool.name, tool.description, tool.parameters)
+    return list(kept.values()), dropped
