@@ -7,6 +7,7 @@ import json
 import pytest
 from osworld_mcp_env.actions import COMPUTER_USE_ACTIONS, ActionLimits, GuiAction, ToolCall, parse_action
 from osworld_mcp_env.errors import ActionError
+from osworld_mcp_env.fuzz import HostileActions
 
 SCREEN = (1920, 1080)
 
@@ -104,3 +105,96 @@ def test_limits_are_configurable():
     limits = ActionLimits(max_type_chars=3)
     assert isinstance(parse_action(gui(action="type", text="abcd"), SCREEN, limits), ActionError)
     assert isinstance(parse_action(gui(action="type", text="abc"), SCREEN, limits), GuiAction)
+
+
+@pytest.mark.parametrize(
+    ("raw", "code"),
+    [
+        # non-finite numbers: not JSON (NaN, Infinity) or past a double's range (1e400)
+        ('{"name": "computer_use", "arguments": {"action": "left_click", "coordinate": [NaN, 5]}}',
+         "invalid_json"),
+        ('{"name": "computer_use", "arguments": {"action": "scroll", "pixels": Infinity}}', "invalid_json"),
+        ('{"name": "computer_use", "arguments": {"action": "scroll", "pixels": -1e400}}', "invalid_json"),
+        ('{"name": "computer_use", "arguments": {"action": "wait", "time": 1e400}}', "invalid_json"),
+        (gui(action="left_click", coordinate=[float("nan"), 5]), "invalid_json"),
+        (gui(action="scroll", pixels=float("inf")), "invalid_json"),
+        ({"name": "os.calculator", "arguments": {"x": float("nan")}}, "invalid_json"),
+        # `action` of the wrong type: unhashable values must not reach a dict lookup
+        (gui(action=["left_click"]), "unknown_action"),
+        (gui(action={"a": 1}), "unknown_action"),
+        (gui(action=None), "unknown_action"),
+        ({"name": ["computer_use"], "arguments": {}}, "invalid_action"),
+        # mixed key types: JSON turns the int key into "7", an argument left_click does not take
+        ({"name": "computer_use", "arguments": {"action": "mouse_move", "coordinate": [1, 1], 7: "x"}},
+         "invalid_arguments"),
+        ({"name": "computer_use", "arguments": {"action": "wait", "time": 0, ("a", 1): 2}}, "invalid_json"),
+        # nesting
+        ('{"name": "t", "arguments": {"a": ' + "[" * 1000 + "]" * 1000 + "}}", "invalid_json"),
+        ('{"name": "t", "arguments": {"a": ' + "[" * 40 + "]" * 40 + "}}", "invalid_json"),
+        ("[" * 100_000, "payload_too_large"),
+        # huge numbers
+        (gui(action="left_click", coordinate=[10**300, 5]), "out_of_screen"),
+        (gui(action="scroll", pixels=10**300), "invalid_arguments"),
+        (gui(action="scroll", pixels=1e300), "invalid_arguments"),
+        (gui(action="wait", time=10**300), "invalid_arguments"),
+        ('{"name": "computer_use", "arguments": {"action": "scroll", "pixels": 1' + "0" * 5000 + "}}",
+         "invalid_json"),
+        # lone surrogates are not Unicode: they broke the tool session's encoder
+        (gui(action="type", text="\ud800"), "invalid_json"),
+        ('{"name": "computer_use", "arguments": {"action": "type", "text": "\\udfff"}}', "invalid_json"),
+        ({"name": "os.calculator", "arguments": {"\ud83d": "1"}}, "invalid_json"),
+        # objects JSON cannot carry
+        (gui(action="type", text=b"bytes"), "invalid_json"),
+        (gui(action="left_click", coordinate={1, 2}), "invalid_json"),
+        (b'{"name": "computer_use"}', "invalid_json"),
+    ],
+)  # fmt: skip
+def test_hostile_payloads_are_values(raw, code):
+    result = parse_action(raw, SCREEN)
+    assert isinstance(result, ActionError), result
+    assert result.code == code, result.message
+
+
+def test_a_cyclic_mapping_is_invalid_json():
+    call = gui(action="wait", time=0)
+    call["arguments"]["self"] = call
+    assert parse_action(call, SCREEN).code == "invalid_json"
+
+
+def test_nesting_within_the_limit_reaches_the_tool():
+    nested = '{"name": "t", "arguments": {"a": ' + "[" * 29 + "]" * 29 + "}}"  # 31 levels in all
+    assert isinstance(parse_action(nested, SCREEN), ToolCall)
+    assert isinstance(parse_action(nested, SCREEN, ActionLimits(max_depth=30)), ActionError)
+
+
+FUZZ_TOOLS = [
+    {"name": "os.calculator", "parameters": {"properties": {"expression": {"type": "string"}}}},
+    {
+        "name": "libreoffice_calc.set_cell_value",
+        "parameters": {"properties": {"cell": {"type": "string"}, "value": {}, "row": {"type": "integer"}}},
+    },
+]
+
+
+@pytest.mark.parametrize(
+    "kind", list(HostileActions(0, screen_size=SCREEN, tools=FUZZ_TOOLS, enable_bash=True).classes)
+)
+def test_every_fuzz_class_gets_its_expected_code_from_validation(kind):
+    """Each drawn action says what validation must return; 300 draws per class hold to it."""
+    stream = HostileActions(7, screen_size=SCREEN, tools=FUZZ_TOOLS, enable_bash=True)
+    for _ in range(300):
+        fuzz = stream.draw(kind)
+        result = parse_action(fuzz.action, SCREEN)
+        if fuzz.expected is None:
+            assert isinstance(result, GuiAction | ToolCall), (fuzz, result)
+        else:
+            assert isinstance(result, ActionError) and result.code == fuzz.expected, (fuzz, result)
+
+
+def test_fuzz_stream_is_seeded():
+    def draws(seed):
+        stream = HostileActions(seed, screen_size=SCREEN, tools=FUZZ_TOOLS)
+        return [stream.draw().summary() for _ in range(200)]
+
+    assert draws(3) == draws(3)
+    assert draws(3) != draws(4)

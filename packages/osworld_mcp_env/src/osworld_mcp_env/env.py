@@ -22,8 +22,17 @@ import numpy as np
 from osworld_mcp_env.actions import BASH, ActionLimits, GuiAction, ToolCall, parse_action
 from osworld_mcp_env.apps import app_from_wm_class
 from osworld_mcp_env.backends import Desktop, make_desktop
+from osworld_mcp_env.deadline import budget, deadline
 from osworld_mcp_env.env_tools import ToolCatalogue
-from osworld_mcp_env.errors import ActionError, DesktopError, EvaluationError, GuestRequestError, TaskError
+from osworld_mcp_env.errors import (
+    ActionError,
+    DesktopError,
+    ErrorCode,
+    EvaluationError,
+    GuestRequestError,
+    GuestTimeout,
+    TaskError,
+)
 from osworld_mcp_env.evaluators.evaluate import evaluate
 from osworld_mcp_env.spaces import TOOL_RESULT_MAX_CHARS, action_space, observation_space
 from osworld_mcp_env.tasks.bundled import materialize_bundled_files
@@ -34,6 +43,9 @@ from osworld_mcp_env.tasks.setup import run_steps
 
 # After setup: wait until the screen and the desktop's CPU stay still for 150 ms, at most 8 s.
 RESET_SETTLE = {"first_change_ms": 300.0, "quiet_ms": 150.0, "max_ms": 8000.0}
+# Of each step's deadline, this much (at most a quarter of it) is kept for the observation
+# after the action: a hung action still returns a frame in time.
+OBSERVE_RESERVE_S = 1.0
 TRUNCATION_MARKER = "\n[... truncated {dropped} characters ...]"
 
 
@@ -55,7 +67,10 @@ class EnvConfig:
         stale_guard: Refuse GUI actions citing a frame whose window layout changed.
         cache_dirs: Local directories that stand in for the internet for ``download`` steps.
         max_sleep_s: Cap of one ``sleep`` step of a task.
-        step_timeout_s: Deadline of one action on the desktop.
+        step_timeout_s: Deadline of one whole ``step`` (action, settle wait,
+            observation and, at the episode's end, evaluation): every desktop
+            request of the step is bounded by what is left of it, and a step that
+            hits it returns a ``timeout`` error value.
         record_timings: Put wall-clock timings into ``info["timings"]``. They are the
             one part of ``info`` that differs between two runs of the same seed and
             actions; turn them off where ``info`` must be deterministic (``check_env``).
@@ -83,6 +98,8 @@ class EnvConfig:
     def __post_init__(self) -> None:
         if self.max_steps < 1:
             raise ValueError(f"max_steps must be >= 1, got {self.max_steps}.")
+        if not self.step_timeout_s > 0:
+            raise ValueError(f"step_timeout_s must be > 0 seconds, got {self.step_timeout_s}.")
         if self.screen_width < 64 or self.screen_height < 64:
             raise ValueError(
                 f"The screen must be at least 64x64, got {self.screen_width}x{self.screen_height}."
@@ -128,6 +145,12 @@ class OSWorldMCPEnv(gym.Env[dict[str, Any], str]):
     ) -> tuple[dict[str, Any], dict[str, Any]]:
         """Restarts the desktop from a clean state and runs the task's setup.
 
+        A desktop broken by the last episode (a dead X server, guest server or tool
+        host) does not make this raise: the backend's ``restart`` replaces what
+        does not answer, and when the setup still hits a dead desktop, the env
+        replaces the whole desktop and runs the setup once more. Raises only for
+        wiring mistakes (no task, an unknown task) or a desktop that cannot start.
+
         Args:
             seed: Seeds ``np_random`` (the desktop itself is deterministic per task).
             options: ``{"task": id | path | OSWorld dict}``; default: the env's ``task``.
@@ -138,45 +161,41 @@ class OSWorldMCPEnv(gym.Env[dict[str, Any], str]):
         if source is None:
             raise TaskError("No task: pass reset(options={'task': ...}) or gym.make(..., task=...).")
         task = load_task(source)
-        self._start_or_restart_desktop()
-        desktop_ms = (time.perf_counter() - started) * 1000
+        self._task = None  # a reset that raises leaves no episode to step in
+        recovered: dict[str, str] = {}
+        try:
+            timings = self._start_episode(task, replace_desktop=False)
+        except DesktopError as exc:
+            recovered = {"desktop_replaced": f"{type(exc).__name__}: {exc}"}
+            timings = self._start_episode(task, replace_desktop=True)
         self._task = task
-        self._context = TaskContext(
-            task_id=task.id,
-            work_dir=Path(self._work_dir.name) / task.id,
-            config=TaskRunConfig(cache_roots=self._cache_roots(), max_sleep_s=self.config.max_sleep_s),
-            task_dir=task.origin.parent if task.origin else None,
-        )
-        self._context.work_dir.mkdir(parents=True, exist_ok=True)
-        run_steps(task.config, self.desktop, self._context, phase="setup")
-        setup_ms = (time.perf_counter() - started) * 1000 - desktop_ms
-        # A window is mapped before its document is drawn: the first frame must show the task.
-        self.desktop.settle(**RESET_SETTLE)
         self._steps, self._done = 0, False
         self._frame_layouts.clear()
         self._frame_id = 0
         obs, obs_info = self._observe(tool_result="")
-        info = {
-            "task_id": task.id,
-            "step": 0,
-            **obs_info,
-            "timings": {
-                "desktop_ms": desktop_ms,
-                "setup_ms": setup_ms,
-                "reset_ms": (time.perf_counter() - started) * 1000,
-            },
-        }
+        timings["reset_ms"] = (time.perf_counter() - started) * 1000
+        info = {"task_id": task.id, "step": 0, **recovered, **obs_info, "timings": timings}
         if not self.config.record_timings:
             info.pop("timings")
         return obs, info
 
     def step(self, action: str | dict[str, Any]) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
-        """Executes one call (GUI or tool); agent mistakes come back as values."""
-        started = time.perf_counter()
+        """Executes one call (GUI or tool); agent mistakes and desktop faults come back as values.
+
+        Returns within ``step_timeout_s`` (plus the host's own bookkeeping): a step
+        that hits the deadline reports ``timeout``, one that finds the desktop dead
+        ``desktop_error``; the next ``reset`` repairs the desktop.
+        """
         if self._task is None:
             raise TaskError("Call reset() before step().")
+        with deadline(self.config.step_timeout_s):
+            return self._step(action, time.perf_counter())
+
+    def _step(
+        self, action: str | dict[str, Any], started: float
+    ) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
         if self._done:
-            error = ActionError("episode_over", "The episode has ended; call reset().")
+            error = ActionError(ErrorCode.EPISODE_OVER, "The episode has ended; call reset().")
             obs, obs_info = self._observe(tool_result=error.render())
             return obs, 0.0, True, False, {"step": self._steps, "error": error.to_dict(), **obs_info}
         self._steps += 1
@@ -188,12 +207,15 @@ class OSWorldMCPEnv(gym.Env[dict[str, Any], str]):
         tool_result = ""
         if isinstance(parsed, ActionError):
             error: ActionError | None = parsed
-        elif isinstance(parsed, GuiAction):
-            info["action"] = parsed.to_call()
-            error, terminated = self._run_gui(parsed, info)
         else:
             info["action"] = parsed.to_call()
-            error, tool_result = self._run_tool(parsed, info)
+            # The observation after the action gets its own slice of the deadline.
+            reserve = min(OBSERVE_RESERVE_S, self.config.step_timeout_s / 4)
+            with deadline(budget(self.config.step_timeout_s) - reserve):
+                if isinstance(parsed, GuiAction):
+                    error, terminated = self._run_gui(parsed, info)
+                else:
+                    error, tool_result = self._run_tool(parsed, info)
         if error is not None:
             info["error"] = error.to_dict()
             tool_result = error.render()
@@ -222,9 +244,7 @@ class OSWorldMCPEnv(gym.Env[dict[str, Any], str]):
 
     def close(self) -> None:
         """Stops the desktop; no process or temporary directory remains."""
-        if self._tools is not None:
-            self._tools.close()
-            self._tools = None
+        self._close_tools()
         if self._desktop is not None:
             self._desktop.close()
             self._desktop = None
@@ -245,7 +265,30 @@ class OSWorldMCPEnv(gym.Env[dict[str, Any], str]):
             materialize_bundled_files(bundled)
         return (*(Path(p) for p in self.config.cache_dirs), bundled)
 
-    def _start_or_restart_desktop(self) -> None:
+    def _start_episode(self, task: Task, *, replace_desktop: bool) -> dict[str, float]:
+        """Brings up a clean desktop and its tool client, then runs the task's setup."""
+        started = time.perf_counter()
+        self._start_or_restart_desktop(replace=replace_desktop)
+        desktop_ms = (time.perf_counter() - started) * 1000
+        self._context = TaskContext(
+            task_id=task.id,
+            work_dir=Path(self._work_dir.name) / task.id,
+            config=TaskRunConfig(cache_roots=self._cache_roots(), max_sleep_s=self.config.max_sleep_s),
+            task_dir=task.origin.parent if task.origin else None,
+        )
+        self._context.work_dir.mkdir(parents=True, exist_ok=True)
+        run_steps(task.config, self.desktop, self._context, phase="setup")
+        # A window is mapped before its document is drawn: the first frame must show the task.
+        self.desktop.settle(**RESET_SETTLE)
+        setup_ms = (time.perf_counter() - started) * 1000 - desktop_ms
+        return {"desktop_ms": desktop_ms, "setup_ms": setup_ms}
+
+    def _start_or_restart_desktop(self, *, replace: bool) -> None:
+        """Starts the desktop, restarts it, or (``replace``) swaps it for a new one."""
+        if self._desktop is not None and replace:
+            self._close_tools()
+            self._desktop.close()
+            self._desktop = None
         if self._desktop is None:
             self._desktop = make_desktop(
                 self.config.backend,
@@ -257,24 +300,29 @@ class OSWorldMCPEnv(gym.Env[dict[str, Any], str]):
         else:
             self._desktop.restart()
         socket = self._desktop.tool_socket() if self.config.enable_mcp else None
+        # A restart that replaced the sandbox also replaced the tool host: the old
+        # client's sessions are dead, so the tools reconnect through a new one.
         if self._tools is not None and not self._tools.serves(socket, self._desktop):
-            self._tools.close()
-            self._tools = None
+            self._close_tools()
         if socket is not None and self._tools is None:
             self._tools = ToolCatalogue(socket, self._desktop)
+
+    def _close_tools(self) -> None:
+        if self._tools is not None:
+            self._tools.close()
+            self._tools = None
 
     def _run_gui(self, action: GuiAction, info: dict[str, Any]) -> tuple[ActionError | None, bool]:
         if action.ends_episode:
             return None, True
         if action.action == "wait":
-            time.sleep(action.arguments["time"])
-            return None, False
+            return self._wait(action.arguments["time"]), False
         expected_layout = None
         if self.config.stale_guard and action.frame_id is not None:
             expected_layout = self._frame_layouts.get(action.frame_id)
             if expected_layout is None:
                 return ActionError(
-                    "stale_gui_frame",
+                    ErrorCode.STALE_GUI_FRAME,
                     f"Frame {action.frame_id} is not among the recent frames; no input was sent.",
                     {"input_events_emitted": False},
                 ), False
@@ -283,23 +331,35 @@ class OSWorldMCPEnv(gym.Env[dict[str, Any], str]):
             result = self.desktop.gui(
                 call, expected_layout=expected_layout, timeout=self.config.step_timeout_s
             )
-        except GuestRequestError as exc:
-            return _gui_error(exc), False
         except DesktopError as exc:
-            return ActionError("desktop_error", str(exc)), False
+            return desktop_fault(exc), False
         info["timings"] = {"settle_ms": result.settle_ms}
         return None, False
+
+    def _wait(self, seconds: float) -> ActionError | None:
+        left = budget(seconds)
+        time.sleep(max(0.0, left))
+        if left < seconds:
+            return ActionError(
+                ErrorCode.TIMEOUT,
+                f"Waited {max(0.0, left):.1f} of the {seconds:g} s asked: "
+                f"a step lasts at most {self.config.step_timeout_s:g} s.",
+            )
+        return None
 
     def _run_tool(self, call: ToolCall, info: dict[str, Any]) -> tuple[ActionError | None, str]:
         if call.name == BASH and self.config.enable_bash:
             return self._run_bash(call, info)
         if self._tools is None:
             return ActionError(
-                "unknown_tool",
+                ErrorCode.UNKNOWN_TOOL,
                 f"No tool named {call.name!r} is available here; GUI actions use name 'computer_use'.",
                 {"name": call.name},
             ), ""
-        result = self._tools.call(call.name, dict(call.arguments), timeout_s=self.config.step_timeout_s)
+        time_left = budget(self.config.step_timeout_s)
+        if time_left <= 0:
+            return ActionError(ErrorCode.TIMEOUT, "No time was left for the tool call; nothing was sent."), ""
+        result = self._tools.call(call.name, dict(call.arguments), timeout_s=time_left)
         info["tool_call"] = {
             "name": call.name,
             "arguments": dict(call.arguments),
@@ -315,23 +375,27 @@ class OSWorldMCPEnv(gym.Env[dict[str, Any], str]):
             return ActionError(str(result.error_code), message, {"name": call.name}), ""
         # The tool changed the app behind the screen's back: let it repaint before the frame,
         # with the same thresholds as after a GUI action (the guest's defaults).
-        info["timings"] = {"settle_ms": self.desktop.settle()}
+        try:
+            info["timings"] = {"settle_ms": self.desktop.settle()}
+        except DesktopError as exc:
+            # The tool ran; a desktop too sick to settle shows in the observation's error.
+            info["settle_error"] = desktop_fault(exc).to_dict()
         return None, result.text
 
     def _run_bash(self, call: ToolCall, info: dict[str, Any]) -> tuple[ActionError | None, str]:
         command = call.arguments.get("command")
         timeout = call.arguments.get("timeout", 30)
         if not isinstance(command, str) or not command.strip():
-            return ActionError("invalid_arguments", "bash needs a non-empty string 'command'."), ""
+            return ActionError(ErrorCode.INVALID_ARGUMENTS, "bash needs a non-empty string 'command'."), ""
         if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not 0 < timeout <= 300:
             return ActionError(
-                "invalid_arguments", "bash 'timeout' must be a number of seconds in (0, 300]."
+                ErrorCode.INVALID_ARGUMENTS, "bash 'timeout' must be a number of seconds in (0, 300]."
             ), ""
         started = time.perf_counter()
         try:
             result = self.desktop.execute(command, shell=True, timeout=float(timeout))
         except DesktopError as exc:
-            return ActionError("desktop_error", str(exc)), ""
+            return desktop_fault(exc), ""
         text = result.output + (f"\n[stderr]\n{result.error}" if result.error else "")
         text = truncate(text, self.config.bash_output_chars)
         timed_out = result.returncode == -1 and result.status == "error"
@@ -343,7 +407,10 @@ class OSWorldMCPEnv(gym.Env[dict[str, Any], str]):
             "latency_ms": (time.perf_counter() - started) * 1000,
         }
         if timed_out:
-            return ActionError("timeout", f"The command ran longer than {timeout:g} s and was killed."), text
+            return ActionError(
+                ErrorCode.TIMEOUT,
+                f"The command ran past its {timeout:g} s timeout or the step's deadline and was killed.",
+            ), text
         return None, f"[exit code {result.returncode}]\n{text}"
 
     def _score(self, parsed: Any, info: dict[str, Any]) -> float:
@@ -421,18 +488,26 @@ class OSWorldMCPEnv(gym.Env[dict[str, Any], str]):
         return obs, info
 
 
-def _gui_error(exc: GuestRequestError) -> ActionError:
-    if exc.status == 409:
+def desktop_fault(exc: DesktopError) -> ActionError:
+    """The one place a desktop failure becomes an error code.
+
+    ``timeout`` only when time ran out (no answer in time, or the guest stopped at
+    the deadline); a refused, reset or missing connection and any other failure
+    is ``desktop_error``. The guest's 409 and 400 on ``/gui`` are the agent's: a
+    stale frame and input it cannot produce (an unknown key name).
+    """
+    if isinstance(exc, GuestTimeout):
+        progress = {k: exc.fields[k] for k in ("input_events_emitted", "typed") if k in exc.fields}
+        return ActionError(ErrorCode.TIMEOUT, f"The desktop did not finish in time: {exc.detail}", progress)
+    if isinstance(exc, GuestRequestError) and exc.status == 409:
         return ActionError(
-            "stale_gui_frame",
+            ErrorCode.STALE_GUI_FRAME,
             "The window layout changed since the cited frame; no input was sent. Look at the new screenshot.",
             {"input_events_emitted": False},
         )
-    if exc.status == 400:
-        return ActionError("invalid_arguments", exc.detail, {"input_events_emitted": False})
-    if exc.status is None:
-        return ActionError("timeout", f"The desktop did not finish the action in time: {exc.detail}")
-    return ActionError("desktop_error", str(exc))
+    if isinstance(exc, GuestRequestError) and exc.status == 400:
+        return ActionError(ErrorCode.INVALID_ARGUMENTS, exc.detail, {"input_events_emitted": False})
+    return ActionError(ErrorCode.DESKTOP_ERROR, str(exc))
 
 
 def truncate(text: str, limit: int) -> str:
@@ -442,4 +517,4 @@ def truncate(text: str, limit: int) -> str:
     return text[:limit] + TRUNCATION_MARKER.format(dropped=len(text) - limit)
 
 
-__all__ = ["EnvConfig", "OSWorldMCPEnv"]
+__all__ = ["EnvConfig", "OSWorldMCPEnv", "desktop_fault"]

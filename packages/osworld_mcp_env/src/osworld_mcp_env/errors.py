@@ -35,11 +35,14 @@ class GuestRequestError(DesktopError):
     to an :class:`ErrorCode` in one place (``env.desktop_fault``).
     """
 
-    def __init__(self, endpoint: str, status: int | None, detail: str) -> None:
+    def __init__(
+        self, endpoint: str, status: int | None, detail: str, fields: dict[str, Any] | None = None
+    ) -> None:
         super().__init__(f"{endpoint}: {'no answer' if status is None else f'HTTP {status}'}: {detail}")
         self.endpoint = endpoint
         self.status = status
         self.detail = detail
+        self.fields = fields or {}  # the error reply's other fields (``input_events_emitted``, ``typed``)
 
 
 class GuestTimeout(GuestRequestError):

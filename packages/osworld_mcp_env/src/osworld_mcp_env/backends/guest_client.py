@@ -2,24 +2,36 @@
 
 One client for both places the guest runs: a Unix socket in the sandbox's
 control directory (local backend) or TCP on a forwarded port (a VM). Requests
-use one keep-alive connection; every request has a deadline, so a hung desktop
-becomes a :class:`~osworld_mcp_env.errors.GuestRequestError`, not a hung env.
+use one keep-alive connection; every request has a deadline (its own timeout,
+clamped to the caller's :func:`~osworld_mcp_env.deadline.deadline` scope), so a
+hung desktop becomes an error, not a hung env. Failures are typed and nothing
+else escapes: :class:`~osworld_mcp_env.errors.GuestTimeout` (no answer in time),
+:class:`~osworld_mcp_env.errors.GuestUnreachable` (no connection) and
+:class:`~osworld_mcp_env.errors.GuestRequestError` (an HTTP error or an
+unreadable reply); the env turns each into an error code.
 """
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
 import socket
 import threading
 import uuid
+from collections.abc import Iterator
 from typing import Any
 from urllib.parse import quote
 
 import numpy as np
 
 from osworld_mcp_env.backends.base import ExecResult, Frame, GuiResult, WindowInfo
-from osworld_mcp_env.errors import GuestRequestError
+from osworld_mcp_env.deadline import budget as deadline_budget
+from osworld_mcp_env.errors import GuestRequestError, GuestTimeout, GuestUnreachable
+
+# The guest stops long work (typing, settling) this long before the caller's deadline,
+# so that its answer, not the socket timeout, ends the request.
+GUEST_REPLY_MARGIN_S = 0.3
 
 
 class _UnixHTTPConnection(http.client.HTTPConnection):
@@ -91,7 +103,13 @@ class GuestClient:
         content_type: str | None = None,
         timeout: float | None = None,
     ) -> tuple[int, dict[str, str], bytes]:
-        """Sends one request; returns (status, headers, body). Retries once on a dropped keep-alive."""
+        """Sends one request; returns (status, headers, body). Retries once on a dropped keep-alive.
+
+        Raises:
+            GuestTimeout: No answer within ``timeout`` (default: the client's), or
+                the caller's deadline scope had no time left (nothing is sent then).
+            GuestUnreachable: The connection could not be made or broke.
+        """
         headers = {}
         if json_body is not None:
             body, content_type = json.dumps(json_body).encode(), "application/json"
@@ -99,63 +117,75 @@ class GuestClient:
             headers["Content-Type"] = content_type
         if self._token:
             headers["Authorization"] = f"Bearer {self._token}"
-        deadline = self.timeout if timeout is None else timeout
+        budget = deadline_budget(self.timeout if timeout is None else timeout)
+        if budget <= 0:
+            raise GuestTimeout(path, None, "the step's deadline had passed; nothing was sent")
         for attempt in (0, 1):
-            conn = self._connection(deadline)
+            conn = self._connection(budget)
             try:
                 conn.request(method, path, body=body, headers=headers)
                 response = conn.getresponse()
                 data = response.read()
                 return response.status, {k.lower(): v for k, v in response.getheaders()}, data
             except (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError) as exc:
+                # A keep-alive connection the guest closed while idle: the request never
+                # reached a handler, so sending it again is safe. Twice means a dead guest.
                 self._drop_connection()
                 if attempt == 1:
-                    raise GuestRequestError(path, None, f"connection lost: {exc}") from exc
+                    raise GuestUnreachable(path, None, f"connection lost: {exc!r}") from exc
             except TimeoutError as exc:
                 self._drop_connection()
-                raise GuestRequestError(path, None, f"no answer within {deadline:g} s") from exc
-            except (FileNotFoundError, ConnectionRefusedError, OSError, http.client.HTTPException) as exc:
+                raise GuestTimeout(path, None, f"no answer within {budget:.3g} s") from exc
+            except (OSError, http.client.HTTPException) as exc:
+                # Missing socket, refused, reset mid-answer, a truncated reply.
                 self._drop_connection()
-                raise GuestRequestError(path, None, f"{type(exc).__name__}: {exc}") from exc
+                raise GuestUnreachable(path, None, f"{type(exc).__name__}: {exc}") from exc
         raise AssertionError("unreachable")
 
     def _json(self, method: str, path: str, payload: Any = None, *, timeout: float | None = None) -> Any:
         status, _, data = self.request(method, path, json_body=payload, timeout=timeout)
         if status != 200:
-            raise GuestRequestError(path, status, _error_message(data))
-        return json.loads(data) if data else None
+            raise _status_error(path, status, data)
+        return _decode(path, data) if data else None
 
     def _ok(self, path: str, payload: Any, *, timeout: float | None = None) -> None:
         status, _, data = self.request("POST", path, json_body=payload, timeout=timeout)
         if status != 200:
-            raise GuestRequestError(path, status, _error_message(data))
+            raise _status_error(path, status, data)
 
     # --- Desktop protocol ----------------------------------------------------
     def health(self, *, timeout: float = 2.0) -> bool:
         """True when the guest answers ``/health``."""
         try:
-            return self._json("GET", "/health", timeout=timeout).get("status") == "ok"
+            reply = self._json("GET", "/health", timeout=timeout)
         except GuestRequestError:
             return False
+        return isinstance(reply, dict) and reply.get("status") == "ok"
 
     @property
     def screen_size(self) -> tuple[int, int]:
         """(width, height), asked once."""
         if self._screen_size is None:
             size = self._json("GET", "/screen_size")
-            self._screen_size = (int(size["width"]), int(size["height"]))
+            with _reading("/screen_size"):
+                self._screen_size = (int(size["width"]), int(size["height"]))
         return self._screen_size
 
     def execute(self, command: list[str] | str, *, shell: bool = False, timeout: float = 120.0) -> ExecResult:
-        """``POST /execute``."""
+        """``POST /execute``: the guest kills the command after ``timeout`` (capped by the deadline)."""
+        # The guest must give up on the command before this request gives up on the guest.
+        timeout = min(timeout, deadline_budget(timeout + GUEST_REPLY_MARGIN_S) - GUEST_REPLY_MARGIN_S)
+        if timeout <= 0:
+            raise GuestTimeout("/execute", None, "the step's deadline had passed; nothing was run")
         payload = {"command": command, "shell": shell, "timeout": timeout}
         result = self._json("POST", "/execute", payload, timeout=timeout + 10)
-        return ExecResult(
-            status=result.get("status", "error"),
-            output=result.get("output", ""),
-            error=result.get("error", result.get("message", "")),
-            returncode=int(result.get("returncode", -1)),
-        )
+        with _reading("/execute"):
+            return ExecResult(
+                status=str(result.get("status", "error")),
+                output=str(result.get("output", "")),
+                error=str(result.get("error", result.get("message", ""))),
+                returncode=int(result.get("returncode", -1)),
+            )
 
     def launch(self, command: list[str] | str, *, shell: bool = False) -> None:
         """``POST /setup/launch``."""
@@ -188,7 +218,7 @@ class GuestClient:
             "POST", "/setup/upload", body=body, content_type=f"multipart/form-data; boundary={boundary}"
         )
         if status != 200:
-            raise GuestRequestError("/setup/upload", status, _error_message(reply))
+            raise _status_error("/setup/upload", status, reply)
 
     def read_file(self, path: str) -> bytes | None:
         """``POST /file``; None when the file does not exist."""
@@ -199,7 +229,7 @@ class GuestClient:
         if status == 404:
             return None
         if status != 200:
-            raise GuestRequestError("/file", status, _error_message(data))
+            raise _status_error("/file", status, data)
         return data
 
     def screenshot(self, *, with_layout: bool = False, timeout: float | None = None) -> Frame:
@@ -207,70 +237,127 @@ class GuestClient:
         path = "/frame?layout=1" if with_layout else "/frame"
         status, headers, data = self.request("GET", path, timeout=timeout)
         if status != 200:
-            raise GuestRequestError("/frame", status, _error_message(data))
-        width, height = int(headers["x-width"]), int(headers["x-height"])
-        return Frame(
-            pixels=bgra_to_rgb(data, width, height),
-            frame_id=int(headers["x-frame-id"]),
-            layout_hash=headers.get("x-layout-hash", ""),
-            active_window=_window(headers.get("x-active-window")),
-        )
+            raise _status_error("/frame", status, data)
+        with _reading("/frame"):
+            width, height = int(headers["x-width"]), int(headers["x-height"])
+            return Frame(
+                pixels=bgra_to_rgb(data, width, height),
+                frame_id=int(headers["x-frame-id"]),
+                layout_hash=headers.get("x-layout-hash", ""),
+                active_window=_window(headers.get("x-active-window")),
+            )
 
     def png_screenshot(self) -> bytes:
         """``GET /screenshot`` (OSWorld's PNG)."""
         status, _, data = self.request("GET", "/screenshot")
         if status != 200:
-            raise GuestRequestError("/screenshot", status, _error_message(data))
+            raise _status_error("/screenshot", status, data)
         return data
 
     def windows(self) -> list[WindowInfo]:
         """``GET /windows``."""
-        return [WindowInfo(**w) for w in self._json("GET", "/windows")["windows"]]
+        state = self._json("GET", "/windows")
+        with _reading("/windows"):
+            return [WindowInfo(**w) for w in state["windows"]]
 
     def active_window(self) -> WindowInfo | None:
         """``GET /active_window``: the focused window only (cheaper than the whole list)."""
-        active = self._json("GET", "/active_window")["active"]
-        return WindowInfo(**active) if active else None
+        state = self._json("GET", "/active_window")
+        with _reading("/active_window"):
+            return WindowInfo(**state["active"]) if state["active"] else None
 
     def focus_and_layout(self) -> tuple[WindowInfo | None, str]:
         """``GET /windows``: the focused window and the window-layout fingerprint, in one request."""
         state = self._json("GET", "/windows")
-        return (WindowInfo(**state["active"]) if state["active"] else None), state["layout_hash"]
+        with _reading("/windows"):
+            return (WindowInfo(**state["active"]) if state["active"] else None), str(state["layout_hash"])
 
     def accessibility_tree(self, *, max_nodes: int = 5000) -> str:
         """``GET /accessibility`` -> the XML."""
-        return self._json("GET", f"/accessibility?max_nodes={int(max_nodes)}", timeout=30.0)["AT"]
+        state = self._json("GET", f"/accessibility?max_nodes={int(max_nodes)}", timeout=30.0)
+        with _reading("/accessibility"):
+            return str(state["AT"])
 
     def gui(
         self, action: dict[str, Any], *, expected_layout: str | None = None, timeout: float | None = None
     ) -> GuiResult:
         """``POST /gui``: one input action plus the settle wait.
 
+        The guest gets the time left (``deadline_s``) and stops typing and settling
+        at it; it also stops once this client hangs up. Either way no keystroke of
+        this action lands after the call returns.
+
         Raises:
             GuestRequestError: with status 409 when ``expected_layout`` is stale,
                 400 for input the guest cannot produce.
+            GuestTimeout: the action did not finish in time (the guest says how far it got).
         """
-        payload = {"action": action["action"], "arguments": action.get("arguments", {})}
+        budget = deadline_budget(self.timeout if timeout is None else timeout)
+        payload = {
+            "action": action["action"],
+            "arguments": action.get("arguments", {}),
+            "deadline_s": budget - GUEST_REPLY_MARGIN_S,
+        }
         if expected_layout:
             payload["expected_layout"] = expected_layout
-        status, _, data = self.request("POST", "/gui", json_body=payload, timeout=timeout)
-        reply = json.loads(data) if data else {}
+        status, _, data = self.request("POST", "/gui", json_body=payload, timeout=budget)
         if status != 200:
-            raise GuestRequestError("/gui", status, reply.get("message", ""))
-        return GuiResult(input_events_emitted=True, settle_ms=float(reply.get("settle_ms", 0.0)))
+            raise _status_error("/gui", status, data)
+        reply = _decode("/gui", data)
+        with _reading("/gui"):
+            return GuiResult(input_events_emitted=True, settle_ms=float(reply.get("settle_ms", 0.0)))
 
     def reset_session(self) -> int:
         """``POST /session/reset``: kills every app, keeps X/D-Bus/WM; returns how many died."""
-        return int(self._json("POST", "/session/reset", {})["killed"])
+        reply = self._json("POST", "/session/reset", {})
+        with _reading("/session/reset"):
+            return int(reply["killed"])
 
     def settle(self, **thresholds: float | None) -> float:
-        """``POST /settle``: waits for the desktop to be still; a None threshold keeps the guest's default."""
-        given = {name: value for name, value in thresholds.items() if value is not None}
-        return float(self._json("POST", "/settle", given)["settle_ms"])
+        """``POST /settle``: waits for the desktop to be still; a None threshold keeps the guest's default.
+
+        The guest stops waiting at the caller's deadline (``deadline_s``).
+        """
+        given: dict[str, float] = {name: value for name, value in thresholds.items() if value is not None}
+        given["deadline_s"] = deadline_budget(self.timeout) - GUEST_REPLY_MARGIN_S
+        reply = self._json("POST", "/settle", given)
+        with _reading("/settle"):
+            return float(reply["settle_ms"])
 
     def close(self) -> None:
         """Closes this thread's connection."""
         self._drop_connection()
+
+
+@contextlib.contextmanager
+def _reading(endpoint: str) -> Iterator[None]:
+    """Turns a reply of the wrong shape into a ``GuestRequestError`` (the guest is not trusted to be sane)."""
+    try:
+        yield
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise GuestRequestError(endpoint, 200, f"malformed reply: {type(exc).__name__}: {exc}") from exc
+
+
+def _decode(endpoint: str, data: bytes) -> Any:
+    try:
+        return json.loads(data)
+    except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError, an over-long integer
+        raise GuestRequestError(endpoint, 200, f"malformed reply: {exc}") from exc
+    except RecursionError as exc:
+        raise GuestRequestError(endpoint, 200, "malformed reply: nested too deep") from exc
+
+
+def _status_error(endpoint: str, status: int, data: bytes) -> GuestRequestError:
+    """The typed error of a non-200 answer: 504 is the guest stopping at the deadline."""
+    error = GuestTimeout if status == 504 else GuestRequestError
+    try:
+        reply = json.loads(data)
+    except (ValueError, RecursionError):
+        reply = None
+    if not isinstance(reply, dict):
+        reply = {}
+    fields = {k: v for k, v in reply.items() if k not in ("status", "message")}
+    return error(endpoint, status, _error_message(data), fields)
 
 
 def _window(header: str | None) -> WindowInfo | None:
@@ -295,8 +382,8 @@ def bgra_to_rgb(data: bytes | np.ndarray, width: int, height: int) -> np.ndarray
 def _error_message(data: bytes) -> str:
     try:
         payload = json.loads(data)
-    except (json.JSONDecodeError, UnicodeDecodeError):
+    except (ValueError, RecursionError):
         return data[:500].decode("utf-8", "replace")
     if isinstance(payload, dict):
-        return str(payload.get("message") or payload.get("error") or payload)
-    return str(payload)
+        return str(payload.get("message") or payload.get("error") or payload)[:2000]
+    return str(payload)[:2000]

@@ -5,12 +5,16 @@ New paths only; the OSWorld endpoints keep their shapes.
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import struct
+import time
+from typing import Any
 
 from osworld_mcp_env.guest.screen import SettleConfig
 from osworld_mcp_env.guest.state import INPUT_ACTIONS, Guest
 from osworld_mcp_env.guest.transport import Request, RequestError, Response, route
-from osworld_mcp_env.guest.xinput import UnknownKey
+from osworld_mcp_env.guest.xinput import InputCancelled, UnknownKey
 
 
 @route("/frame", "GET")
@@ -50,16 +54,31 @@ def active_window(guest: Guest, request: Request) -> Response:
 def gui(guest: Guest, request: Request) -> Response:
     """Executes one ``computer_use`` action, then waits for the screen to settle.
 
-    Body: ``{"action", "arguments", "settle": true, "expected_layout": hash?}``. With
-    ``expected_layout`` the action is refused before any input (409,
-    ``stale_gui_frame``) when the window layout changed since that hash.
+    Body: ``{"action", "arguments", "settle": true, "expected_layout": hash?, "deadline_s": s?}``.
+    With ``expected_layout`` the action is refused before any input (409,
+    ``stale_gui_frame``) when the window layout changed since that hash. With
+    ``deadline_s`` the action ends by then: typing stops between keystrokes and
+    the settle wait is cut (504, ``timeout``, saying how many characters went out).
+    Typing also stops as soon as the client hangs up, so an abandoned action
+    never types into the next one.
     """
     payload = request.json()
     action = payload.get("action")
     arguments = payload.get("arguments") or {}
-    if action not in INPUT_ACTIONS:
+    if not isinstance(action, str) or action not in INPUT_ACTIONS:
         raise RequestError(400, f"{action!r} is not an input action; known: {sorted(INPUT_ACTIONS)}.")
-    with guest._gui_lock:  # one input sequence at a time: interleaved keystrokes garble both
+    if not isinstance(arguments, dict):
+        raise RequestError(400, "'arguments' must be an object.", code="invalid_arguments")
+    deadline = _deadline(payload)
+
+    def cancelled() -> bool:
+        return time.monotonic() >= deadline or request.client_gone()
+
+    # One input sequence at a time: interleaved keystrokes garble both. A sequence
+    # stuck on a hung X server must not queue this one past its deadline.
+    if not guest._gui_lock.acquire(timeout=_seconds_left(deadline)):
+        raise _timeout("The previous action still holds the input; no input was sent.", emitted=False)
+    try:
         expected = payload.get("expected_layout")
         if expected:
             current = guest.windows.layout_hash()
@@ -71,22 +90,62 @@ def gui(guest: Guest, request: Request) -> Response:
                     input_events_emitted=False,
                     layout_hash=current,
                 )
+        if cancelled():
+            raise _timeout("No time was left for the action; no input was sent.", emitted=False)
         baseline = guest.screen.signature() if payload.get("settle", True) else None
         try:
-            guest.input.execute(action, arguments)
-        except (UnknownKey, KeyError, TypeError, ValueError) as exc:
+            guest.input.execute(action, arguments, cancelled=cancelled)
+        except InputCancelled as exc:
+            raise _timeout(
+                f"Typing stopped at the deadline after {exc.done} of {exc.total} characters.",
+                emitted=exc.done > 0,
+                typed=exc.done,
+            ) from exc
+        except (UnknownKey, KeyError, TypeError, ValueError, OverflowError, struct.error) as exc:
             raise RequestError(400, str(exc), code="invalid_arguments", input_events_emitted=False) from exc
-        settle_ms = guest.screen.wait_until_settled(guest.settle, baseline) if baseline is not None else 0.0
+        settle_ms = 0.0
+        if baseline is not None:
+            settle_ms = guest.screen.wait_until_settled(_within(guest.settle, deadline), baseline)
+    finally:
+        guest._gui_lock.release()
     return Response({"input_events_emitted": True, "settle_ms": settle_ms})
 
 
 @route("/settle", "POST")
 def settle(guest: Guest, request: Request) -> Response:
-    """Waits until the screen stops changing (after a ``wait`` or a tool call)."""
+    """Waits until the screen stops changing (after a ``wait`` or a tool call), at most to ``deadline_s``."""
     payload = request.json()
-    config = SettleConfig(
-        first_change_ms=float(payload.get("first_change_ms", guest.settle.first_change_ms)),
-        quiet_ms=float(payload.get("quiet_ms", guest.settle.quiet_ms)),
-        max_ms=float(payload.get("max_ms", guest.settle.max_ms)),
-    )
-    return Response({"settle_ms": guest.screen.wait_until_settled(config)})
+    try:
+        config = SettleConfig(
+            first_change_ms=float(payload.get("first_change_ms", guest.settle.first_change_ms)),
+            quiet_ms=float(payload.get("quiet_ms", guest.settle.quiet_ms)),
+            max_ms=float(payload.get("max_ms", guest.settle.max_ms)),
+        )
+    except (TypeError, ValueError) as exc:
+        raise RequestError(400, f"Settle thresholds must be numbers of milliseconds: {exc}.") from exc
+    return Response({"settle_ms": guest.screen.wait_until_settled(_within(config, _deadline(payload)))})
+
+
+def _deadline(payload: dict[str, Any]) -> float:
+    """The request's ``deadline_s`` as a monotonic instant (without one: never)."""
+    seconds = payload.get("deadline_s")
+    if seconds is None:
+        return float("inf")
+    if isinstance(seconds, bool) or not isinstance(seconds, int | float):
+        raise RequestError(400, f"'deadline_s' must be a number of seconds, got {seconds!r}.")
+    return time.monotonic() + seconds
+
+
+def _seconds_left(deadline: float) -> float:
+    """For ``Lock.acquire``: -1 waits forever, 0 does not wait."""
+    return -1 if deadline == float("inf") else max(0.0, deadline - time.monotonic())
+
+
+def _within(config: SettleConfig, deadline: float) -> SettleConfig:
+    """``config`` with its longest wait cut to the time left before ``deadline``."""
+    left_ms = max(0.0, (deadline - time.monotonic()) * 1000)
+    return dataclasses.replace(config, max_ms=min(config.max_ms, left_ms))
+
+
+def _timeout(message: str, *, emitted: bool, **extra: Any) -> RequestError:
+    return RequestError(504, message, code="timeout", input_events_emitted=emitted, **extra)

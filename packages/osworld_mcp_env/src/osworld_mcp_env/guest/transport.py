@@ -2,7 +2,9 @@
 
 Routes register with :func:`route`; a handler takes the :class:`~osworld_mcp_env.guest.state.Guest`
 and the :class:`Request` and returns a :class:`Response` or raises :class:`RequestError`.
-Any other exception becomes a 500 answer: the server outlives a handler bug.
+Any other exception becomes a 500 answer: the server outlives a handler bug. Absurd
+requests (a bad ``Content-Length``, a JSON body too large, too deep or not JSON) are
+refused with a 4xx before a handler sees them.
 """
 
 from __future__ import annotations
@@ -10,6 +12,8 @@ from __future__ import annotations
 import email.parser
 import email.policy
 import json
+import select
+import socket
 import socketserver
 import urllib.parse
 from collections.abc import Callable
@@ -17,7 +21,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from typing import Any
 
-MAX_BODY_BYTES = 512 * 1024 * 1024
+MAX_BODY_BYTES = 512 * 1024 * 1024  # uploads (multipart) of task files
+MAX_JSON_BYTES = 16 * 1024 * 1024  # a JSON request is a command or an action, never a file
 
 
 @dataclass
@@ -41,25 +46,53 @@ class RequestError(Exception):
 
 @dataclass
 class Request:
-    """A parsed request."""
+    """A parsed request.
+
+    Attributes:
+        connection: The client's socket, to notice a client that hung up (see
+            :meth:`client_gone`); None where the request did not come from one.
+    """
 
     method: str
     path: str
     query: dict[str, str]
     headers: Any
     body: bytes
+    connection: socket.socket | None = None
 
     def json(self) -> dict[str, Any]:
-        """The body as a JSON object (empty body: ``{}``)."""
+        """The body as a JSON object (empty body: ``{}``); anything else is a 400 or 413."""
         if not self.body:
             return {}
+        if len(self.body) > MAX_JSON_BYTES:
+            raise RequestError(413, f"A JSON body of {len(self.body)} bytes exceeds {MAX_JSON_BYTES}.")
         try:
-            value = json.loads(self.body)
+            value = json.loads(self.body, parse_constant=_refuse_constant)
         except json.JSONDecodeError as exc:
             raise RequestError(400, f"Body is not JSON: {exc.msg}.") from exc
+        except ValueError as exc:  # not UTF-8, NaN/Infinity, an integer past the digit limit
+            raise RequestError(400, f"Body is not strict JSON: {str(exc)[:200]}.") from exc
+        except RecursionError as exc:
+            raise RequestError(400, "Body is nested too deeply.") from exc
         if not isinstance(value, dict):
             raise RequestError(400, "Body must be a JSON object.")
         return value
+
+    def client_gone(self) -> bool:
+        """True once the client closed its end: the answer has no reader, so long work should stop.
+
+        The client sends nothing else while it waits for this answer, so a readable
+        socket that yields no bytes means end of file.
+        """
+        if self.connection is None:
+            return False
+        try:
+            readable, _, _ = select.select([self.connection], [], [], 0)
+            return bool(readable) and self.connection.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
+        except BlockingIOError:
+            return False
+        except (OSError, ValueError):  # reset, or the socket is already closed
+            return True
 
     def form(self) -> dict[str, str]:
         """The body as a url-encoded form (OSWorld's ``/file`` and ``/window_size``), or JSON."""
@@ -81,6 +114,10 @@ class Request:
             if name:
                 fields[name] = part.get_payload(decode=True) or b""
         return fields
+
+
+def _refuse_constant(token: str) -> Any:
+    raise ValueError(f"{token} is not a JSON number")
 
 
 Route = Callable[[Any, Request], Response]  # (Guest, Request) -> Response
@@ -120,24 +157,36 @@ class Handler(BaseHTTPRequestHandler):
         parsed = urllib.parse.urlsplit(self.path)
         try:
             self._check_token()
-            length = int(self.headers.get("Content-Length") or 0)
-            if length > MAX_BODY_BYTES:
-                raise RequestError(413, f"Body of {length} bytes exceeds {MAX_BODY_BYTES}.")
-            body = self.rfile.read(length) if length else b""
+            body = self._read_body()
             handler = ROUTES.get((method, parsed.path))
             if handler is None:
                 raise RequestError(404, f"No route {method} {parsed.path}.")
             query = dict(urllib.parse.parse_qsl(parsed.query))
-            response = handler(self.server.guest, Request(method, parsed.path, query, self.headers, body))
+            request = Request(method, parsed.path, query, self.headers, body, self.connection)
+            response = handler(self.server.guest, request)
         except RequestError as exc:
             response = Response({"status": "error", "message": str(exc), **exc.extra}, status=exc.status)
         except Exception as exc:
             response = Response({"status": "error", "message": f"{type(exc).__name__}: {exc}"}, status=500)
         self._send(response)
 
+    def _read_body(self) -> bytes:
+        raw = self.headers.get("Content-Length") or "0"
+        # An unread body would be parsed as the next request: refusing one ends the connection.
+        if not (raw.isascii() and raw.isdigit()):
+            # A negative length would read to end of file: the handler would hang.
+            self.close_connection = True
+            raise RequestError(400, f"Content-Length must be a non-negative integer, got {raw[:40]!r}.")
+        if len(raw) > 12 or int(raw) > MAX_BODY_BYTES:
+            self.close_connection = True
+            raise RequestError(413, f"Body of {raw[:40]} bytes exceeds {MAX_BODY_BYTES}.")
+        length = int(raw)
+        return self.rfile.read(length) if length else b""
+
     def _check_token(self) -> None:
         token = self.server.token
         if token and self.headers.get("Authorization") != f"Bearer {token}":
+            self.close_connection = True  # its body stays unread
             raise RequestError(401, "Missing or wrong bearer token.")
 
     def _send(self, response: Response) -> None:
@@ -145,14 +194,20 @@ class Handler(BaseHTTPRequestHandler):
         if isinstance(body, dict | list):
             body, content_type = json.dumps(body).encode(), content_type or "application/json"
         elif isinstance(body, str):
-            body, content_type = body.encode(), content_type or "text/plain; charset=utf-8"
+            body = body.encode("utf-8", "replace")  # a lone surrogate must not cost the answer
+            content_type = content_type or "text/plain; charset=utf-8"
         self.send_response(response.status)
         self.send_header("Content-Type", content_type or "application/octet-stream")
         self.send_header("Content-Length", str(len(body)))
         for key, value in response.headers.items():
             self.send_header(key, value)
-        self.end_headers()
-        self.wfile.write(body)
+        if self.close_connection:
+            self.send_header("Connection", "close")
+        try:
+            self.end_headers()
+            self.wfile.write(body)
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True  # the client gave up on this answer (its deadline passed)
 
 
 class GuestHTTPServer(socketserver.ThreadingMixIn, HTTPServer):

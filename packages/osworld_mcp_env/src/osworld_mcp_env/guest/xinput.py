@@ -9,7 +9,7 @@ xdotool does.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from Xlib import XK, X
@@ -49,6 +49,24 @@ class UnknownKey(ValueError):
     """A key name that maps to no X keysym."""
 
 
+class InputCancelled(Exception):
+    """Typing stopped part-way because the caller's deadline passed or the caller hung up.
+
+    Attributes:
+        done: Characters typed before the stop.
+        total: Characters asked for.
+    """
+
+    def __init__(self, done: int, total: int) -> None:
+        super().__init__(f"typing stopped after {done} of {total} characters")
+        self.done = done
+        self.total = total
+
+
+def _never() -> bool:
+    return False
+
+
 def keysym_for_name(name: str) -> int:
     """Maps a model key name (``ctrl``, ``Return``, ``a``, ``F5``) to an X keysym."""
     lowered = name.lower()
@@ -86,12 +104,25 @@ class InputDevice:
         self._shift_keycode: int | None = None
         self._spare_keycode: int | None = None
 
-    def execute(self, action: str, args: Mapping[str, Any]) -> None:
-        """Performs one validated ``computer_use`` action; ``wait``/``terminate``/``answer`` emit nothing."""
+    def execute(
+        self, action: str, args: Mapping[str, Any], *, cancelled: Callable[[], bool] = _never
+    ) -> None:
+        """Performs one validated ``computer_use`` action; ``wait``/``terminate``/``answer`` emit nothing.
+
+        Args:
+            action: The action name.
+            args: Its arguments.
+            cancelled: Polled between keystrokes of ``type``: once it returns True
+                typing stops with :class:`InputCancelled`, so that no keystroke of
+                an abandoned action lands during the next one.
+        """
         if action in CLICKS:
             button, count = CLICKS[action]
             with self._x.session() as d:
                 self._click(d, args["coordinate"], button, count)
+            return
+        if action == "type":
+            self.type_text(args["text"], cancelled=cancelled)
             return
         handler = getattr(self, f"_do_{action}", None)
         if handler is None:
@@ -146,9 +177,6 @@ class InputDevice:
     def _do_key(self, args: Mapping[str, Any]) -> None:
         self.press_keys(args["keys"])
 
-    def _do_type(self, args: Mapping[str, Any]) -> None:
-        self.type_text(args["text"])
-
     # --- primitives ----------------------------------------------------------
     def press_keys(self, names: Sequence[str]) -> None:
         """Presses the keys in order, then releases them in reverse (a chord)."""
@@ -169,9 +197,17 @@ class InputDevice:
                     xtest.fake_input(d, X.KeyRelease, code)
                 d.sync()
 
-    def type_text(self, text: str) -> None:
-        """Types text character by character, shifting where the keymap needs it."""
-        for char in text:
+    def type_text(self, text: str, *, cancelled: Callable[[], bool] = _never) -> None:
+        """Types text character by character, shifting where the keymap needs it.
+
+        Raises:
+            InputCancelled: ``cancelled()`` turned True before the last character.
+        """
+        if not isinstance(text, str):
+            raise TypeError(f"text must be a string, got {type(text).__name__}")
+        for done, char in enumerate(text):
+            if cancelled():
+                raise InputCancelled(done, len(text))
             keysym = keysym_for_char(char)
             with self._x.session() as d:
                 code, needs_shift = self._keycode(d, keysym)
