@@ -78,7 +78,7 @@ def _name_reason(problem: str) -> str:
 def _cache_misses(task: Task, cache: FileCache | None) -> list[str]:
     urls = [
         (str(f["url"]), Path(str(f["path"])).name)
-        for step in task.config
+        for step in (*task.config, *task.evaluator.postconfig)
         if step.type == "download"
         for f in step.parameters.get("files", [])
     ]

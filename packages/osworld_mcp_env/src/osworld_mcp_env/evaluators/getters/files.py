@@ -1,4 +1,4 @@
-"""Getters with OSWorld's names: they fetch what a metric compares.
+"""File, command and rule getters: ``vm_file``, ``cloud_file``, ``cache_file``, ``vm_command_*``, ``rule``.
 
 ``vm_file`` returns None when the agent's file does not exist (OSWorld: score 0).
 Anything else that stops a getter (a desktop that does not answer, an expected
@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from osworld_mcp_env.backends.base import Desktop
+from osworld_mcp_env.backends.base import Desktop, ExecResult
 from osworld_mcp_env.errors import DesktopError, EvaluationError, SetupStepError
 from osworld_mcp_env.evaluators.registry import register_getter
 from osworld_mcp_env.tasks.context import TaskContext
@@ -29,7 +29,8 @@ def _multi(config: Mapping[str, Any]) -> tuple[list[str], list[str], list[int]]:
     return list(paths), list(dests), gives
 
 
-def _work_path(context: TaskContext, dest: str) -> Path:
+def work_path(context: TaskContext, dest: str) -> Path:
+    """``<work_dir>/<dest>``, parents made; a ``dest`` that leaves the run directory raises."""
     target = (context.work_dir / dest).resolve()
     if not target.is_relative_to(context.work_dir.resolve()):
         raise EvaluationError(f"dest {dest!r} escapes the run directory {context.work_dir}.")
@@ -61,9 +62,7 @@ def vm_file(desktop: Desktop, context: TaskContext, config: Mapping[str, Any], /
         if data is None:
             out.append(None)
             continue
-        target = _work_path(context, dest)
-        target.write_bytes(data)
-        out.append(str(target))
+        out.append(save_result(context, dest, data))
     return _pick(out, gives)
 
 
@@ -81,7 +80,7 @@ def cloud_file(desktop: Desktop, context: TaskContext, config: Mapping[str, Any]
             local = context.cache.resolve(url, context.task_id, Path(dest).name)
         except SetupStepError as exc:
             raise EvaluationError(f"cloud_file: {exc}") from exc
-        target = _work_path(context, dest)
+        target = work_path(context, dest)
         if local.resolve() != target:
             shutil.copyfile(local, target)
         out.append(str(target))
@@ -104,7 +103,28 @@ def cache_file(desktop: Desktop, context: TaskContext, config: Mapping[str, Any]
     return str(path)
 
 
-def _run(desktop: Desktop, config: Mapping[str, Any], getter: str):
+def save_result(context: TaskContext, dest: str, data: bytes) -> str:
+    """Writes what a getter fetched to ``<work_dir>/<dest>`` (OSWorld's ``cache_dir``); returns the path."""
+    target = work_path(context, dest)
+    target.write_bytes(data)
+    return str(target)
+
+
+def user_path(desktop: Desktop, path: str) -> str:
+    """``path`` with a leading ``~`` expanded by the desktop user's shell (OSWorld's ``expanduser``)."""
+    if not path.startswith("~"):
+        return path
+    try:
+        done = desktop.execute(["sh", "-c", 'printf %s "$HOME"'])
+    except DesktopError as exc:
+        raise EvaluationError(f"cannot ask the desktop for the user's home: {exc}") from exc
+    if done.returncode != 0 or not done.output.startswith("/"):
+        raise EvaluationError(f"the desktop did not say where the user's home is: {done.error!r}")
+    return done.output.rstrip("/") + path[1:]
+
+
+def run_command(desktop: Desktop, config: Mapping[str, Any], getter: str) -> ExecResult:
+    """Runs ``config["command"]`` (``shell`` as OSWorld spells it) in the desktop as the user."""
     shell = config.get("shell", False)
     shell = shell.strip().lower() == "true" if isinstance(shell, str) else bool(shell)
     try:
@@ -116,13 +136,13 @@ def _run(desktop: Desktop, config: Mapping[str, Any], getter: str):
 @register_getter("vm_command_line")
 def vm_command_line(desktop: Desktop, context: TaskContext, config: Mapping[str, Any], /) -> str:
     """Runs ``command`` in the desktop and returns its stdout (whatever its exit code)."""
-    return _run(desktop, config, "vm_command_line").output
+    return run_command(desktop, config, "vm_command_line").output
 
 
 @register_getter("vm_command_error")
 def vm_command_error(desktop: Desktop, context: TaskContext, config: Mapping[str, Any], /) -> str:
     """Runs ``command`` in the desktop and returns its stderr."""
-    return _run(desktop, config, "vm_command_error").error
+    return run_command(desktop, config, "vm_command_error").error
 
 
 @register_getter("rule")

@@ -1,0 +1,66 @@
+"""Getters of the desktop's own state: screen and window sizes, accessibility tree, terminal text."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from osworld_mcp_env.backends.base import Desktop
+from osworld_mcp_env.errors import DesktopError, EvaluationError
+from osworld_mcp_env.evaluators.registry import register_getter
+from osworld_mcp_env.tasks.context import TaskContext
+
+TERMINAL_TIMEOUT_S = 30
+
+
+@register_getter("vm_screen_size")
+def vm_screen_size(desktop: Desktop, context: TaskContext, config: Mapping[str, Any], /) -> dict[str, int]:
+    """``{"width": ..., "height": ...}`` of the screen."""
+    width, height = desktop.screen_size
+    return {"width": width, "height": height}
+
+
+def _class_names(wm_class: str) -> list[str]:
+    # The guest joins WM_CLASS's (instance, class) with a dot; OSWorld matches either part.
+    return [wm_class.lower(), *wm_class.lower().split(".")]
+
+
+@register_getter("vm_window_size")
+def vm_window_size(desktop: Desktop, context: TaskContext, config: Mapping[str, Any], /) -> dict | None:
+    """Size of the first window whose WM_CLASS instance or class is ``app_class_name`` (any case).
+
+    None when no window matches (OSWorld's server answers nothing).
+    """
+    name = str(config["app_class_name"]).lower()
+    try:
+        windows = desktop.windows()
+    except DesktopError as exc:
+        raise EvaluationError(f"vm_window_size: the desktop did not list its windows: {exc}") from exc
+    for window in windows:
+        if name in _class_names(window.wm_class):
+            return {"width": window.width, "height": window.height}
+    return None
+
+
+@register_getter("accessibility_tree")
+def accessibility_tree(desktop: Desktop, context: TaskContext, config: Mapping[str, Any], /) -> str:
+    """The AT-SPI tree as OSWorld's XML (what its ``/accessibility`` returns)."""
+    try:
+        return desktop.accessibility_tree()
+    except DesktopError as exc:
+        raise EvaluationError(f"accessibility_tree: the desktop gave no tree: {exc}") from exc
+
+
+@register_getter("vm_terminal_output")
+def vm_terminal_output(desktop: Desktop, context: TaskContext, config: Mapping[str, Any], /) -> str | None:
+    """The text of the terminal on screen (the active window's first), or None without a terminal.
+
+    Runs the guest's own ``/terminal`` reader as the desktop user, whose accessibility
+    bus it is.
+    """
+    command = ["python", "-m", "osworld_mcp_env.guest.a11y", "--terminal"]
+    try:
+        done = desktop.execute(command, timeout=TERMINAL_TIMEOUT_S)
+    except DesktopError as exc:
+        raise EvaluationError(f"vm_terminal_output: the desktop did not answer: {exc}") from exc
+    return done.output if done.returncode == 0 else None

@@ -1,0 +1,105 @@
+"""Real OSWorld tasks, loaded from their JSON as they are, solved through the env's actions (``-m desktop``).
+
+The JSONs under ``data/osworld_tasks/<domain>/`` are verbatim copies from OSWorld's
+``evaluation_examples/examples`` (Apache-2.0), so CI does not need the shared corpus.
+Each task gets its hand-written solution (scores 1) and a no-op episode that ends
+at once claiming success (scores 0); an infeasible task's solution is to declare it
+infeasible. The solutions use the bash channel, run as the desktop user like every
+agent action.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import gymnasium as gym
+import pytest
+
+pytestmark = pytest.mark.desktop
+
+TASKS = Path(__file__).parent / "data" / "osworld_tasks"
+VLCRC = "~/.config/vlc/vlcrc"
+
+
+def set_vlc(key: str, value: str) -> list[str]:
+    """What a user does in a shell: drop every line of the key, then write the new one."""
+    return [f"sed -i '/^#\\?{key}=/d' {VLCRC} && echo '{key}={value}' >> {VLCRC}"]
+
+
+def gsettings(schema_key_value: str) -> list[str]:
+    return [f"gsettings set org.gnome.desktop.{schema_key_value}"]
+
+
+DARK_SLIDER = "0;0;0;30;30;30;60;60;60;20;20;20"
+INFEASIBLE = "infeasible"
+SOLUTIONS: dict[str, list[str] | str] = {
+    # Lock the screen automatically: the setup turned lock-enabled off.
+    "os/a4d98375-215b-4a4d-aee9-3d4370fccc41": gsettings("screensaver lock-enabled true"),
+    # Do not disturb: no notification banners.
+    "os/f9be0997-4b7c-45c5-b05c-4612b44a6118": gsettings("notifications show-banners false"),
+    # Never dim the screen: idle-delay 0 (the second "or" check reads a schema this desktop lacks).
+    "os/bedcedc4-4d72-425e-ad62-21960b11fe0d": gsettings("session idle-delay 0"),
+    # Larger text (either large text or the magnifier passes).
+    "os/3ce045a0-877b-42aa-8d2c-b4a863336ab8": gsettings("interface text-scaling-factor 1.25"),
+    # Bluetooth: this machine has none.
+    "os/b3d4a89c-53f2-4d6b-8b6a-541fb5d205fa": INFEASIBLE,
+    "vlc/215dfd39-f493-4bc3-a027-8a97d72c61bf": set_vlc("qt-bgcone", "0"),
+    "vlc/9195653c-f4aa-453d-aa95-787f6ccfaae9": set_vlc("qt-max-volume", "200"),
+    "vlc/a5bbbcd5-b398-4c91-83d4-55e1e31bbb81": set_vlc("qt-minimal-view", "1"),
+    "vlc/d06f0d4d-2cd5-4ede-8de9-598629438c6e": set_vlc("qt-slider-colours", DARK_SLIDER),
+    "vlc/f3977615-2b45-4ac5-8bba-80c17dbe2a37": set_vlc("one-instance-when-started-from-file", "0"),
+    # The setup turned play-and-exit on.
+    "vlc/5ac2891a-eacd-4954-b339-98abba077adb": set_vlc("play-and-exit", "0"),
+    "vlc/8ba5ae7a-5ae5-4eab-9fcc-5dd4fe3abf89": set_vlc("input-record-path", "/home/user/Desktop"),
+    # Google Play purchases do not play in VLC.
+    "vlc/7882ed6e-bece-4bf0-bada-c32dc1ddae72": INFEASIBLE,
+}
+
+
+def terminate(status: str) -> dict:
+    return {"name": "computer_use", "arguments": {"action": "terminate", "status": status}}
+
+
+def solution_actions(solution: list[str] | str) -> list[dict]:
+    if solution == INFEASIBLE:
+        return [terminate("failure")]
+    return [*({"name": "bash", "arguments": {"command": c}} for c in solution), terminate("success")]
+
+
+@pytest.fixture(scope="module")
+def env():
+    env = gym.make("osworld_mcp_env:OSWorldMCP-v0", enable_bash=True, enable_mcp=False, step_timeout_s=120)
+    yield env
+    env.close()
+
+
+def run_episode(env: gym.Env, task_file: Path, actions: list[dict]) -> tuple[float, dict]:
+    _obs, info = env.reset(options={"task": str(task_file)})
+    assert info["task_id"] == task_file.stem
+    for action in actions:
+        _obs, reward, terminated, truncated, info = env.step(action)
+        assert "error" not in info, info["error"]
+        tool = info.get("tool_call", {})
+        assert tool.get("returncode", 0) == 0, (action, _obs["tool_result"])
+        if terminated or truncated:
+            assert "eval_error" not in info, info["eval_error"]
+            return reward, info
+    raise AssertionError("the actions did not end the episode")
+
+
+def test_the_copied_jsons_are_the_tasks_solved_here():
+    copied = {f"{p.parent.name}/{p.stem}" for p in TASKS.rglob("*.json")}
+    assert copied == set(SOLUTIONS)
+    assert sum(s != INFEASIBLE for s in SOLUTIONS.values()) >= 5
+    for path in TASKS.rglob("*.json"):
+        assert json.loads(path.read_text())["id"] == path.stem
+
+
+@pytest.mark.parametrize("task", sorted(SOLUTIONS))
+def test_osworld_task_scores_one_solved_and_zero_untouched(env, task: str):
+    task_file = TASKS / f"{task}.json"
+    reward, info = run_episode(env, task_file, solution_actions(SOLUTIONS[task]))
+    assert reward == 1.0, info.get("evaluation")
+    reward, info = run_episode(env, task_file, [terminate("success")])
+    assert reward == 0.0, info.get("evaluation")
