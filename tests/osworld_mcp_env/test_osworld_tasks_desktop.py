@@ -10,7 +10,10 @@ agent action.
 
 from __future__ import annotations
 
+import io
 import json
+import math
+import wave
 from pathlib import Path
 
 import gymnasium as gym
@@ -61,15 +64,50 @@ def terminate(status: str) -> dict:
     return {"name": "computer_use", "arguments": {"action": "terminate", "status": status}}
 
 
+def bash(command: str) -> dict:
+    return {"name": "bash", "arguments": {"command": command}}
+
+
 def solution_actions(solution: list[str] | str) -> list[dict]:
     if solution == INFEASIBLE:
         return [terminate("failure")]
-    return [*({"name": "bash", "arguments": {"command": c}} for c in solution), terminate("success")]
+    return [*(bash(c) for c in solution), terminate("success")]
+
+
+MUSIC_VIDEO_TASK = "vlc/59f21cfb-0120-4326-b255-a5b827b38967"
+MUSIC_VIDEO = "Rick Astley - Never Gonna Give You Up (Official Music Video).mp4"
+
+
+def tone_wav(seconds: int) -> bytes:
+    """A quiet 8 kHz tone: VLC plays it whatever the file is called (it probes the content)."""
+    buf = io.BytesIO()
+    with wave.open(buf, "wb") as w:
+        w.setnchannels(1)
+        w.setsampwidth(1)
+        w.setframerate(8000)
+        w.writeframes(bytes(128 + int(20 * math.sin(i / 8)) for i in range(8000 * seconds)))
+    return buf.getvalue()
 
 
 @pytest.fixture(scope="module")
-def env():
-    env = gym.make("osworld_mcp_env:OSWorldMCP-v0", enable_bash=True, enable_mcp=False, step_timeout_s=120)
+def file_cache(tmp_path_factory) -> Path:
+    """A local file cache holding a stand-in for the task's downloaded video (OSWorld's cache layout)."""
+    root = tmp_path_factory.mktemp("cache")
+    task_dir = root / MUSIC_VIDEO_TASK.split("/")[1]
+    task_dir.mkdir()
+    (task_dir / MUSIC_VIDEO).write_bytes(tone_wav(120))
+    return root
+
+
+@pytest.fixture(scope="module")
+def env(file_cache: Path):
+    env = gym.make(
+        "osworld_mcp_env:OSWorldMCP-v0",
+        enable_bash=True,
+        enable_mcp=False,
+        step_timeout_s=120,
+        cache_dirs=(str(file_cache),),
+    )
     yield env
     env.close()
 
@@ -90,7 +128,7 @@ def run_episode(env: gym.Env, task_file: Path, actions: list[dict]) -> tuple[flo
 
 def test_the_copied_jsons_are_the_tasks_solved_here():
     copied = {f"{p.parent.name}/{p.stem}" for p in TASKS.rglob("*.json")}
-    assert copied == set(SOLUTIONS)
+    assert copied == {*SOLUTIONS, MUSIC_VIDEO_TASK}
     assert sum(s != INFEASIBLE for s in SOLUTIONS.values()) >= 5
     for path in TASKS.rglob("*.json"):
         assert json.loads(path.read_text())["id"] == path.stem
@@ -103,3 +141,26 @@ def test_osworld_task_scores_one_solved_and_zero_untouched(env, task: str):
     assert reward == 1.0, info.get("evaluation")
     reward, info = run_episode(env, task_file, [terminate("success")])
     assert reward == 0.0, info.get("evaluation")
+
+
+def gui(action: str, **arguments) -> dict:
+    return {"name": "computer_use", "arguments": {"action": action, **arguments}}
+
+
+def test_vlc_plays_the_cached_video_opened_through_its_own_dialog(env):
+    """The setup downloads from the local cache and starts VLC; the agent opens the file with Ctrl+O."""
+    task_file = TASKS / f"{MUSIC_VIDEO_TASK}.json"
+    opened = [
+        gui("key", keys=["ctrl", "o"]),
+        gui("type", text=f"/home/user/Desktop/{MUSIC_VIDEO}\n"),
+        terminate("success"),
+    ]
+    reward, info = run_episode(env, task_file, opened)
+    assert reward == 1.0, info.get("evaluation")
+    # VLC is running but plays nothing: its HTTP interface answers "stopped".
+    reward, info = run_episode(env, task_file, [terminate("success")])
+    assert reward == 0.0 and not info["evaluation"]["checks"][0]["result_missing"], info["evaluation"]
+    # No VLC at all: nothing answers on its port, the agent's artefact is missing.
+    quit_vlc = bash("pkill -x vlc; while pgrep -x vlc; do sleep 0.1; done")
+    reward, info = run_episode(env, task_file, [quit_vlc, terminate("success")])
+    assert reward == 0.0 and info["evaluation"]["checks"][0]["result_missing"], info["evaluation"]
