@@ -1,0 +1,95 @@
+"""Getters that read the desktop's own state, on the real embedded desktop (``-m desktop``)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+from osworld_mcp_env.errors import DesktopStartError
+from osworld_mcp_env.evaluators import GETTERS, evaluate
+from osworld_mcp_env.tasks import TaskContext, load_task
+
+pytestmark = pytest.mark.desktop
+DEADLINE_S = 60
+ACTIVE_TERMINAL = "//application[@name='xfce4-terminal']/frame[@st:active='true']"
+
+
+@pytest.fixture(scope="module")
+def desktop():
+    local = pytest.importorskip("osworld_mcp_env.backends.local")
+    try:
+        d = local.LocalDesktop()
+    except DesktopStartError as exc:
+        pytest.skip(f"no embedded desktop here: {exc}")
+    yield d
+    d.close()
+
+
+def wait_for(condition, what: str):
+    deadline = time.monotonic() + DEADLINE_S
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.2)
+    raise AssertionError(f"{what} did not happen within {DEADLINE_S} s")
+
+
+def task(funcs: list[str], results: list[dict], expected: list[dict]) -> dict:
+    return {
+        "id": "getters",
+        "instruction": "x",
+        "config": [],
+        "evaluator": {"func": funcs, "result": results, "expected": expected},
+    }
+
+
+def test_terminal_text_window_size_and_tree_of_a_real_terminal(desktop, tmp_path: Path):
+    desktop.restart()
+    desktop.launch(["xfce4-terminal"])
+    wait_for(
+        lambda: any(w.wm_class.startswith("xfce4-terminal") for w in desktop.windows()), "terminal window"
+    )
+    desktop.gui({"action": "type", "arguments": {"text": "echo sum-$((6*7))\n"}})
+    ctx = TaskContext("getters", tmp_path)
+    wait_for(lambda: "sum-42" in (GETTERS.get("vm_terminal_output")(desktop, ctx, {}) or ""), "terminal text")
+    width, height = desktop.screen_size
+    checked = task(
+        ["check_include_exclude", "check_accessibility_tree", "is_vlc_fullscreen"],
+        [
+            {"type": "vm_terminal_output"},
+            {"type": "accessibility_tree"},
+            {"type": "vm_screen_size"},
+        ],
+        [
+            {"type": "rule", "rules": {"include": ["sum-42"], "exclude": ["sum-41"]}},
+            {
+                "type": "rule",
+                "rules": [{"xpath": "//application[@name='xfce4-terminal']/frame[@st:active='true']"}],
+            },
+            # The terminal is not fullscreen: its size differs from the screen's.
+            {"type": "vm_window_size", "app_class_name": "Xfce4-Terminal"},
+        ],
+    )
+    verdict = evaluate(load_task(checked), desktop, ctx)
+    assert [c.score for c in verdict.checks] == [1.0, 1.0, 0.0]
+    size = GETTERS.get("vm_window_size")(desktop, ctx, {"app_class_name": "xfce4-terminal"})
+    assert 0 < size["width"] < width and 0 < size["height"] < height
+    # No such window: None, which is_vlc_fullscreen scores 0.
+    assert GETTERS.get("vm_window_size")(desktop, ctx, {"app_class_name": "vlc"}) is None
+
+
+def test_no_terminal_on_screen_is_a_missing_result(desktop, tmp_path: Path):
+    desktop.restart()
+    assert GETTERS.get("vm_terminal_output")(desktop, TaskContext("t", tmp_path), {}) is None
+
+
+def test_vlc_config_reads_the_users_vlcrc(desktop, tmp_path: Path):
+    desktop.restart()
+    ctx = TaskContext("t", tmp_path)
+    desktop.execute("echo qt-bgcone=0 >> ~/.config/vlc/vlcrc", shell=True)
+    path = GETTERS.get("vlc_config")(desktop, ctx, {"dest": "vlcrc"})
+    assert Path(path) == tmp_path / "vlcrc" and Path(path).read_text().endswith("qt-bgcone=0\n")
+    desktop.execute("rm ~/.config/vlc/vlcrc", shell=True)
+    assert GETTERS.get("vlc_config")(desktop, ctx, {"dest": "vlcrc"}) is None
