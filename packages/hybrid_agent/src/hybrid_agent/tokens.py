@@ -282,3 +282,24 @@ def summarize_tokens(tasks: Sequence[TaskTokens]) -> TokenSummary:
         peak_max=int(peaks.max()),
         output_per_task=float(np.mean([task.total_output for task in tasks])),
     )
+
+
+def estimate_input_tokens(messages: Sequence[Message], vision: VisionGrid | None = None) -> int:
+    """A tokenizer-free estimate: exact vision tokens plus one token per 4 characters of text.
+
+    For policies that report no usage (scripted, replay of old records); reports mark
+    such counts as estimates. Use :class:`TokenCounter` for exact counts.
+    """
+    vision = vision or VisionGrid.qwen3_vl()
+    chars, tokens = 0, 0
+    for message in messages:
+        content = message["content"]
+        if isinstance(content, str):
+            chars += len(content)
+            continue
+        for part in content:
+            if part["type"] == "image":
+                tokens += vision.tokens(*part["image"].size)
+            else:
+                chars += len(part.get("text", ""))
+    return tokens + chars // 4

@@ -54,14 +54,23 @@ class Call:
 class Evidence:
     """What the environment reported about an executed MCP call.
 
+    Built from the env's report by :func:`hybrid_agent.evidence.evidence_from_info`.
+
     Attributes:
         exec_ok: The call executed without an error (MCP ``isError`` false).
         effect: How much the call changed (cells written, replacements made), where the
             tool can know; ``None`` when it cannot. ``0`` means "ran, changed nothing".
+        effect_kind: The env's effect kind (``changed``, ``none``, ``unknown``,
+            ``read_only``), or ``None`` when the env reported none.
+        read_only: The tool never changes state (its ``readOnlyHint``); ``None`` when unknown.
+        error_code: The env's error code when the call failed or was refused.
     """
 
     exec_ok: bool
     effect: int | None = None
+    effect_kind: str | None = None
+    read_only: bool | None = None
+    error_code: str | None = None
 
 
 @dataclass(frozen=True)

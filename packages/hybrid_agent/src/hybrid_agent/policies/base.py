@@ -1,0 +1,191 @@
+"""The policy protocol: messages in, text + token usage + latency out; and the registry of policy kinds.
+
+A policy answers a *batch* of requests, one per env that waits for a call, so a
+local model can generate for every env at once and an HTTP client can send the
+requests concurrently. A server that fails after its retries does not raise: its
+:class:`Generation` carries ``error`` and the runner records the episode as an
+error, apart from a score of 0.
+
+Policies are named by a spec string (``scripted``, ``replay:DIR``,
+``openai:URL#MODEL``, ``hf:PATH``, or ``pkg.module:Class`` for your own class);
+:func:`make_policy` looks the prefix up in a registry, so adding a kind is one
+``@register_policy`` and the runner never branches on a name.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+from hybrid_agent.coords import CoordinatePolicy
+from hybrid_agent.errors import ConfigError, RegistryError, unknown_name_message
+from hybrid_agent.messages import Message
+from hybrid_agent.toolset import ToolSpec
+
+
+@dataclass(frozen=True)
+class PolicyRequest:
+    """What the policy gets for one env at one step.
+
+    Attributes:
+        messages: The context (``hybrid_agent.context.build_context(...).messages``).
+        tools: The MCP tools shown this step (also rendered into the system message).
+        task_id: The task of the episode (scripted and replay policies key on it).
+        run: The run index of the episode (0-based).
+        step: The model call index within the episode (0-based).
+    """
+
+    messages: list[Message]
+    tools: tuple[ToolSpec, ...] = ()
+    task_id: str = ""
+    run: int = 0
+    step: int = 0
+
+
+@dataclass(frozen=True)
+class Generation:
+    """One answer.
+
+    Attributes:
+        text: The raw model output (think, ``Action:`` line, ``<tool_call>``).
+        input_tokens: Prompt tokens as the server/model counted them; ``None`` when unknown.
+        output_tokens: Generated tokens; ``None`` when unknown.
+        latency_s: Wall time of the call, retries included.
+        error: Why no answer could be had (server down after retries); the episode
+            becomes an error, never a score.
+        tokens_estimated: True when the counts are estimates, not the model's own.
+    """
+
+    text: str
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    latency_s: float = 0.0
+    error: str | None = None
+    tokens_estimated: bool = False
+
+
+@runtime_checkable
+class Policy(Protocol):
+    """Anything that turns contexts into model outputs.
+
+    Attributes:
+        name: A short label stored with every run.
+    """
+
+    name: str
+
+    def generate(self, requests: Sequence[PolicyRequest]) -> list[Generation]:
+        """Answers each request, in order (one :class:`Generation` per request)."""
+        ...
+
+
+@dataclass(frozen=True)
+class PolicyOptions:
+    """Settings every policy kind may read; the CLI fills them from flags.
+
+    Attributes:
+        temperature: Sampling temperature (0: greedy, the evaluation default).
+        max_tokens: Most tokens generated per call.
+        timeout_s: HTTP timeout of one request.
+        retries: Extra attempts after a failed HTTP request (server errors, timeouts).
+        backoff_s: First retry delay; it doubles each retry.
+        tool_format: ``text`` (Qwen's ``<tool_call>`` in the text) or ``functions``
+            (OpenAI function calling; tool names are mapped reversibly).
+        concurrency: HTTP requests in flight at once for one batch.
+        extra: Kind-specific settings (e.g. ``{"device": "cuda"}`` for ``hf:``).
+    """
+
+    temperature: float = 0.0
+    max_tokens: int = 2048
+    timeout_s: float = 300.0
+    retries: int = 4
+    backoff_s: float = 1.0
+    tool_format: str = "text"
+    concurrency: int = 8
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.tool_format not in ("text", "functions"):
+            raise ConfigError(f"tool_format must be 'text' or 'functions', got {self.tool_format!r}.")
+        if self.retries < 0 or self.backoff_s < 0 or self.max_tokens < 1 or self.concurrency < 1:
+            raise ConfigError("retries and backoff_s must be >= 0, max_tokens and concurrency >= 1.")
+
+
+PolicyFactory = Callable[[str, PolicyOptions], Policy]
+"""Builds a policy from the part of the spec after ``kind:`` (may be empty) and the options."""
+
+_KINDS: dict[str, PolicyFactory] = {}
+
+
+def register_policy(kind: str) -> Callable[[PolicyFactory], PolicyFactory]:
+    """Registers a policy kind (the spec prefix before ``:``).
+
+    Raises:
+        RegistryError: When ``kind`` is taken by another factory.
+    """
+
+    def decorator(factory: PolicyFactory) -> PolicyFactory:
+        existing = _KINDS.get(kind)
+        if existing is not None and existing is not factory:
+            raise RegistryError(f"Policy kind {kind!r} is already registered ({existing.__qualname__}).")
+        _KINDS[kind] = factory
+        return factory
+
+    return decorator
+
+
+def policy_kinds() -> tuple[str, ...]:
+    """The registered spec prefixes."""
+    return tuple(_KINDS)
+
+
+def _import_class(spec: str) -> type:
+    module_name, _, attr = spec.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise ConfigError(f"Cannot import {module_name!r} for policy {spec!r}: {exc}.") from exc
+    try:
+        return getattr(module, attr)
+    except AttributeError:
+        raise ConfigError(f"Module {module_name!r} has no {attr!r} (policy {spec!r}).") from None
+
+
+def make_policy(spec: str, options: PolicyOptions | None = None) -> Policy:
+    """Builds a policy from its spec string.
+
+    ``scripted[:oracle|wrong|tools]``, ``replay:DIR``, ``openai:URL#MODEL``, ``hf:PATH``, or
+    ``pkg.module:Class`` (a class whose no-argument constructor gives a :class:`Policy`).
+
+    Raises:
+        RegistryError: An unknown kind (the message lists the known ones).
+        ConfigError: A custom class that cannot be imported or is not a policy.
+    """
+    options = options or PolicyOptions()
+    kind, _, rest = spec.partition(":")
+    if kind in _KINDS:
+        return _KINDS[kind](rest, options)
+    if "." in kind and rest:
+        policy = _import_class(spec)()
+        if not isinstance(policy, Policy):
+            raise ConfigError(f"{spec!r} is not a Policy: it needs a 'name' and a 'generate(requests)'.")
+        return policy
+    raise RegistryError(unknown_name_message("policy kind", kind, [*_KINDS, "pkg.module:Class"]))
+
+
+def preferred_coordinates(policy: Policy) -> CoordinatePolicy | None:
+    """The coordinate space a policy declares (``coordinates`` attribute), if any.
+
+    The scripted policy emits screen pixels; model policies leave it to the run config.
+    """
+    value = getattr(policy, "coordinates", None)
+    return CoordinatePolicy(value) if value is not None else None
+
+
+def close_policy(policy: Policy) -> None:
+    """Calls the policy's ``close()`` when it has one (HTTP pools, GPU memory)."""
+    close = getattr(policy, "close", None)
+    if callable(close):
+        close()

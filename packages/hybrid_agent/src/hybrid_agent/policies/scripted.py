@@ -1,0 +1,88 @@
+"""``scripted``: the bundled suite's scripted solutions, emitted as model text.
+
+``scripted`` (= ``scripted:oracle``) plays each task's oracle, ``scripted:wrong`` its
+wrong solution (scores 0), ``scripted:tools`` the tool route where one is written
+here (calc through two MCP calls) and the oracle elsewhere. The text goes through
+the same parser, retrieval check and env as a model's, so the whole stack runs
+without a model. Coordinates are screen pixels (``coordinates = absolute_screen``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from osworld_mcp_env.tasks.bundled import bundled_solution
+
+from hybrid_agent.context import call_summary
+from hybrid_agent.coords import CoordinatePolicy
+from hybrid_agent.errors import ConfigError
+from hybrid_agent.policies.base import Generation, PolicyOptions, PolicyRequest, register_policy
+from hybrid_agent.tokens import estimate_input_tokens
+from hybrid_agent.trajectory import Call
+
+TOOL_ROUTES: dict[str, list[dict[str, Any]]] = {
+    "calc-sum-column": [
+        {"name": "libreoffice_calc.set_cell_value", "arguments": {"cell": "B1", "value": "=SUM(A1:A5)"}},
+        {"name": "libreoffice_calc.save", "arguments": {}},
+        {"name": "computer_use", "arguments": {"action": "terminate", "status": "success"}},
+    ]
+}
+"""Tool-route solutions: the task solved through MCP calls instead of the GUI."""
+
+GIVE_UP = {"name": "computer_use", "arguments": {"action": "terminate", "status": "failure"}}
+VARIANTS = ("oracle", "wrong", "tools")
+
+
+def render_call(call: dict[str, Any]) -> str:
+    """Model-style text for one call: an ``Action:`` line and one ``<tool_call>``."""
+    summary = call_summary(Call(call["name"], dict(call["arguments"])))
+    body = json.dumps(call, ensure_ascii=False)
+    return f"Action: {summary}\n<tool_call>\n{body}\n</tool_call>"
+
+
+class ScriptedPolicy:
+    """Plays a fixed action list per task; past its end it gives up (``terminate failure``)."""
+
+    coordinates = CoordinatePolicy.ABSOLUTE_SCREEN
+
+    def __init__(self, variant: str = "oracle") -> None:
+        """Picks the solution variant: ``oracle``, ``wrong`` or ``tools``."""
+        if variant not in VARIANTS:
+            raise ConfigError(f"scripted variant must be one of {VARIANTS}, got {variant!r}.")
+        self.variant = variant
+        self.name = f"scripted:{variant}"
+        self._scripts: dict[str, list[dict[str, Any]]] = {}
+
+    def script(self, task_id: str) -> list[dict[str, Any]]:
+        """The action list of a task (cached)."""
+        if task_id not in self._scripts:
+            if self.variant == "tools" and task_id in TOOL_ROUTES:
+                self._scripts[task_id] = TOOL_ROUTES[task_id]
+            else:
+                variant = "wrong" if self.variant == "wrong" else "oracle"
+                self._scripts[task_id] = bundled_solution(task_id, variant)
+        return self._scripts[task_id]
+
+    def generate(self, requests: Sequence[PolicyRequest]) -> list[Generation]:
+        """The ``step``-th scripted action of each request's task."""
+        out = []
+        for request in requests:
+            script = self.script(request.task_id)
+            call = script[request.step] if request.step < len(script) else GIVE_UP
+            text = render_call(call)
+            out.append(
+                Generation(
+                    text=text,
+                    input_tokens=estimate_input_tokens(request.messages),
+                    output_tokens=len(text) // 4,
+                    tokens_estimated=True,
+                )
+            )
+        return out
+
+
+@register_policy("scripted")
+def _scripted(rest: str, options: PolicyOptions) -> ScriptedPolicy:
+    return ScriptedPolicy(rest or "oracle")

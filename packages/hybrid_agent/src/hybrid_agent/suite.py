@@ -1,0 +1,65 @@
+"""Which tasks an evaluation runs: the bundled suite, an OSWorld split file, or a directory of task JSONs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from osworld_mcp_env.tasks import BUNDLED_TASK_IDS, TaskLibrary, load_split, load_task, split_task_ids
+
+from hybrid_agent.errors import ConfigError
+
+
+@dataclass(frozen=True)
+class SuiteTask:
+    """One task of a suite.
+
+    Attributes:
+        task_id: The task id (records and reports key on it).
+        domain: The OSWorld domain (split key, folder, else snapshot label).
+        source: What ``env.reset(options={"task": ...})`` gets: a bundled id or a file path.
+    """
+
+    task_id: str
+    domain: str
+    source: str
+
+
+def load_suite(spec: str, tasks_dir: str | Path | None = None) -> list[SuiteTask]:
+    """Resolves a suite spec.
+
+    Args:
+        spec: ``bundled``; a split file (``{domain: [ids]}``, OSWorld's ``test_all.json``);
+            or a directory searched for task JSONs at any depth.
+        tasks_dir: Where a split's ids are looked up (default: ``examples`` beside the
+            split file, else the split file's directory).
+
+    Raises:
+        ConfigError: The spec is none of these.
+        TaskNotFound: A split names an id that is not in ``tasks_dir``.
+    """
+    if spec == "bundled":
+        return [_entry(task_id, task_id) for task_id in BUNDLED_TASK_IDS]
+    path = Path(spec)
+    if path.is_dir():
+        library = TaskLibrary([path])
+        return [_entry(task_id, str(file)) for task_id, file in sorted(library.index().items())]
+    if path.is_file():
+        split = load_split(path)
+        root = Path(tasks_dir) if tasks_dir else _default_tasks_dir(path)
+        library = TaskLibrary([root])
+        domain_of = {tid: domain for domain, ids in split.items() for tid in ids}
+        return [SuiteTask(tid, domain_of[tid], str(library.find(tid))) for tid in split_task_ids(split)]
+    raise ConfigError(
+        f"Suite {spec!r} is not 'bundled', a split file or a directory of task JSONs (cwd: {Path.cwd()})."
+    )
+
+
+def _default_tasks_dir(split: Path) -> Path:
+    examples = split.parent / "examples"
+    return examples if examples.is_dir() else split.parent
+
+
+def _entry(task_id: str, source: str) -> SuiteTask:
+    task = load_task(source, strict=False)
+    return SuiteTask(task.id, task.domain or "unknown", source)
