@@ -62,8 +62,29 @@ def cell_range(sheet: Any, range_str: str) -> Any:
         raise ToolError(f"Invalid range {range_str!r}; expected A1 notation such as 'A1:B10'") from exc
 
 
-def cells_of(rng: Any) -> list[tuple[Any, str]]:
-    """Returns ``[(cell, 'B3'), ...]`` for every cell of a range, row by row."""
+def limit_cells(app: OfficeApp, cols: int, rows: int, what: str) -> None:
+    """Refuses work on more than ``max_range_cells`` cells (each one is a UNO round trip).
+
+    Raises:
+        ToolError: Naming the size and the limit.
+    """
+    limit = app.config.limits.max_range_cells
+    if cols * rows > limit:
+        raise ToolError(
+            f"{what} spans {cols * rows} cells ({cols} columns x {rows} rows); "
+            f"a Calc tool handles at most {limit} cells"
+        )
+
+
+def range_shape(rng: Any) -> tuple[int, int]:
+    """Returns ``(columns, rows)`` of a cell range."""
+    addr = rng.getRangeAddress()
+    return addr.EndColumn - addr.StartColumn + 1, addr.EndRow - addr.StartRow + 1
+
+
+def cells_of(app: OfficeApp, rng: Any, what: str) -> list[tuple[Any, str]]:
+    """Returns ``[(cell, 'B3'), ...]`` for every cell of a range, row by row (within the cell limit)."""
+    limit_cells(app, *range_shape(rng), what)
     addr = rng.getRangeAddress()
     out = []
     for r in range(addr.EndRow - addr.StartRow + 1):
@@ -152,6 +173,7 @@ def env_info(app: OfficeApp, sheet_name: str | None = None) -> ToolOutput:
     """Name, headers and data of a sheet (the active one by default)."""
     sheet = sheet_by_name(app, sheet_name) if sheet_name else active_sheet(app)
     last_col, last_row = used_area(sheet)
+    limit_cells(app, last_col + 1, min(last_row + 1, MAX_ROWS_READ), "The used area read")
     rows = read_block(sheet, last_col, min(last_row, MAX_ROWS_READ - 1))
     data = {
         "sheet_name": sheet.getName(),
@@ -316,6 +338,7 @@ def set_column_values(app: OfficeApp, column_name: str, data: list[Any], start_i
         raise ToolError(f"start_index is a 1-based row number, got {start_index}")
     sheet = active_sheet(app)
     col = column_index(column_name)
+    limit_cells(app, 1, len(data), "data")
     targets = []
     for i, value in enumerate(data):
         if isinstance(value, str) and value.startswith("="):
@@ -336,7 +359,7 @@ def highlight_range(app: OfficeApp, range_str: str, color: int = 0xFF0000) -> To
     """Set the background colour of a range."""
     colour = parse_colour(color)
     targets = []
-    for c, name in cells_of(cell_range(active_sheet(app), range_str)):
+    for c, name in cells_of(app, cell_range(active_sheet(app), range_str), range_str):
         if c.CellBackColor != colour:
             c.CellBackColor = colour
             targets.append(name)
@@ -347,7 +370,9 @@ def highlight_range(app: OfficeApp, range_str: str, color: int = 0xFF0000) -> To
 def transpose_range(app: OfficeApp, source_range: str, target_cell: str) -> ToolOutput:
     """Write the transpose of a range's values at a target cell."""
     sheet = active_sheet(app)
-    values = cell_range(sheet, source_range).getDataArray()
+    source = cell_range(sheet, source_range)
+    limit_cells(app, *range_shape(source), source_range)
+    values = source.getDataArray()
     transposed = [list(col) for col in zip(*values, strict=True)]
     start = cell_range(sheet, target_cell).getRangeAddress()
     targets = []
@@ -366,6 +391,7 @@ def sort_column(app: OfficeApp, column_name: str, ascending: bool = True, start_
     _, last_row = used_area(sheet)
     if last_row < start_index - 1:
         return no_effect(f"Column {column_letter(col)} has no rows from {start_index}.", "cells")
+    limit_cells(app, 1, last_row - start_index + 2, f"Column {column_letter(col)}")
     rng = sheet.getCellRangeByPosition(col, start_index - 1, col, last_row)
     values = [row[0] for row in rng.getDataArray()]
     numbers = sorted((v for v in values if isinstance(v, float)), reverse=not ascending)
@@ -391,6 +417,7 @@ def hide_row_data(app: OfficeApp, value: str = "N/A") -> ToolOutput:
     """Hide every row of the active sheet that has a cell equal to ``value``."""
     sheet = active_sheet(app)
     last_col, last_row = used_area(sheet)
+    limit_cells(app, last_col + 1, last_row + 1, "The used area")
     rows = sheet.getRows()
     targets = []
     for r, row in enumerate(read_block(sheet, last_col, last_row)):
@@ -410,6 +437,7 @@ def reorder_columns(app: OfficeApp, column_order: list[str]) -> ToolOutput:
     indices = [column_index(c) for c in column_order]
     if len(set(indices)) != len(indices):
         raise ToolError(f"column_order has duplicates: {column_order}")
+    limit_cells(app, len(indices), last_row + 1, "The reordered columns")
     columns = [
         [row[0] for row in sheet.getCellRangeByPosition(i, 0, i, last_row).getFormulaArray()] for i in indices
     ]
@@ -466,7 +494,7 @@ def format_range(
     if not wanted:
         return no_effect("No formatting option was given.", "cells")
     targets = []
-    for c, name in cells_of(cell_range(active_sheet(app), range_str)):
+    for c, name in cells_of(app, cell_range(active_sheet(app), range_str), range_str):
         touched = False
         for prop, value in wanted.items():
             if c.getPropertyValue(prop) != value:
@@ -519,7 +547,7 @@ def set_number_format(
         if key == -1:
             key = formats.addNew(code, locale)
     targets = []
-    for c, name in cells_of(cell_range(active_sheet(app), range_str)):
+    for c, name in cells_of(app, cell_range(active_sheet(app), range_str), range_str):
         if c.NumberFormat != key:
             c.NumberFormat = key
             targets.append(name)

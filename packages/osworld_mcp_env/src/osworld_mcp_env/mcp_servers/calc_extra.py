@@ -14,6 +14,8 @@ from osworld_mcp_env.mcp_servers.calc import (
     calc,
     cell_range,
     cells_of,
+    limit_cells,
+    range_shape,
     read_block,
     sheet_by_name,
     used_area,
@@ -184,6 +186,7 @@ def fill_blank_down(app: OfficeApp, columns: list[str] | None = None) -> ToolOut
     sheet = active_sheet(app)
     last_col, last_row = used_area(sheet)
     indices = [column_index(c) for c in columns] if columns else list(range(last_col + 1))
+    limit_cells(app, len(indices), last_row + 1, "The filled columns")
     targets = []
     for col in indices:
         values = [row[0] for row in sheet.getCellRangeByPosition(col, 0, col, last_row).getFormulaArray()]
@@ -204,7 +207,9 @@ def copy_cells_between_sheets(
     """Copy a range of the active sheet (values, formulas, formats) to another sheet."""
     source = active_sheet(app)
     target = sheet_by_name(app, target_sheet_name)
-    src_addr = cell_range(source, source_range).getRangeAddress()
+    src = cell_range(source, source_range)
+    limit_cells(app, *range_shape(src), source_range)
+    src_addr = src.getRangeAddress()
     dest = cell_range(target, target_start_cell).getCellByPosition(0, 0).getCellAddress()
     width = src_addr.EndColumn - src_addr.StartColumn
     height = src_addr.EndRow - src_addr.StartRow
@@ -241,7 +246,7 @@ def format_numbers_to_human_readable(app: OfficeApp, cell_range: str) -> ToolOut
     from osworld_mcp_env.mcp_servers.calc import cell_range as range_of
 
     targets = []
-    for c, name in cells_of(range_of(active_sheet(app), cell_range)):
+    for c, name in cells_of(app, range_of(active_sheet(app), cell_range), cell_range):
         if c.getType().value == "VALUE":
             text = _human(c.getValue())
             if text is not None:
@@ -269,6 +274,8 @@ def auto_fill_down(app: OfficeApp, source_range: str, rows_to_fill: int) -> Tool
         raise ToolError(f"rows_to_fill must be a positive integer, got {rows_to_fill}")
     sheet = active_sheet(app)
     rng = cell_range(sheet, source_range)
+    cols, seed_rows = range_shape(rng)
+    limit_cells(app, cols, seed_rows + rows_to_fill, f"{source_range} and {rows_to_fill} rows below")
     addr = rng.getRangeAddress()
     seeds = rng.getDataArray()
     if not seeds or all(v == "" for row in seeds for v in row):

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 import time
 import urllib.error
 import urllib.parse
@@ -22,9 +21,9 @@ from typing import Any
 
 from mcp.server.mcpserver.exceptions import ToolError
 
+from osworld_mcp_env.mcp_servers import privileges
 from osworld_mcp_env.mcp_servers.config import ServerConfig
 from osworld_mcp_env.mcp_servers.effects import ToolOutput, changed, unknown_effect
-from osworld_mcp_env.mcp_servers.privileges import spawn_kwargs
 from osworld_mcp_env.mcp_servers.registry import ToolRegistry
 
 
@@ -70,22 +69,13 @@ class ChromeApp:
         """Sends a key chord to the Chromium window with xdotool."""
         if shutil.which("xdotool") is None:
             raise ToolError("xdotool is not installed; keyboard-only browser actions are unavailable")
-        found = subprocess.run(
-            ["xdotool", "search", "--onlyvisible", "--class", "chromium"],
-            **spawn_kwargs(),
-            capture_output=True,
-            text=True,
-            timeout=5,
-            check=False,
+        found = privileges.run(
+            ["xdotool", "search", "--onlyvisible", "--class", "chromium"], timeout=5
         ).stdout.split()
         if not found:
             raise ToolError("No visible Chromium window")
-        subprocess.run(
-            ["xdotool", "windowactivate", "--sync", found[-1], "key", "--clearmodifiers", keys],
-            **spawn_kwargs(),
-            capture_output=True,
-            timeout=5,
-            check=False,
+        privileges.run(
+            ["xdotool", "windowactivate", "--sync", found[-1], "key", "--clearmodifiers", keys], timeout=5
         )
 
 

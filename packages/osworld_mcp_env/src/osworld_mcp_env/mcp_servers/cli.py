@@ -16,6 +16,8 @@ import os
 import sys
 from dataclasses import fields
 
+import anyio
+
 from osworld_mcp_env.mcp_servers.catalog import NAMESPACES
 from osworld_mcp_env.mcp_servers.config import ServerConfig
 
@@ -58,7 +60,8 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of ``osworld-mcp-server``."""
     args = _parser().parse_args(argv)
     config = config_from_args(args)
-    from osworld_mcp_env.mcp_servers.serve import build_server, serve_all
+    from osworld_mcp_env.mcp_servers.serve import build_server, serve_all, serve_http
+    from osworld_mcp_env.mcp_servers.wire import serve_stdio
 
     if args.uds:
         namespaces = NAMESPACES if args.namespace == "all" else (args.namespace,)
@@ -67,11 +70,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.namespace == "all":
         print("'all' needs --uds SOCKET (one process, every namespace)", file=sys.stderr)
         return 2
-    server = build_server(args.namespace, config)
     if args.stdio:
-        server.run("stdio")
+        anyio.run(serve_stdio, build_server(args.namespace, config), config.limits)
     else:
-        server.run("streamable-http", host="127.0.0.1", port=args.http)
+        serve_http(args.namespace, config, args.http)
     return 0
 
 

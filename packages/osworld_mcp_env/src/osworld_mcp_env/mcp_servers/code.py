@@ -12,6 +12,7 @@ from __future__ import annotations
 import difflib
 import os
 import shutil
+import stat
 import subprocess
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -20,12 +21,12 @@ from pathlib import Path
 
 from mcp.server.mcpserver.exceptions import ToolError
 
+from osworld_mcp_env.mcp_servers import privileges
 from osworld_mcp_env.mcp_servers.config import ServerConfig
 from osworld_mcp_env.mcp_servers.effects import ToolOutput, changed, no_effect, read
-from osworld_mcp_env.mcp_servers.privileges import spawn_kwargs
 from osworld_mcp_env.mcp_servers.registry import ToolRegistry
+from osworld_mcp_env.mcp_servers.walk import TreeWalk
 
-MAX_FILE_BYTES = 2_000_000
 STYLE_DIRS = (Path("/usr/share/gtksourceview-4/styles"), Path("/usr/share/gtksourceview-3.0/styles"))
 SCHEMA_VIEW = "org.xfce.mousepad.preferences.view"
 SCHEMA_FILE = "org.xfce.mousepad.preferences.file"
@@ -43,14 +44,7 @@ class EditorApp:
         cmd = self.config.editor_command
         if shutil.which(cmd[0]) is None:
             raise ToolError(f"{cmd[0]} is not installed on this desktop")
-        proc = subprocess.Popen(
-            [*cmd, *args],
-            stdout=subprocess.DEVNULL,
-            **spawn_kwargs(),
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,
-        )
-        return proc.pid
+        return privileges.start([*cmd, *args]).pid
 
     def current_file(self) -> Path:
         """The file most recently opened through this server, else one a running editor was started on."""
@@ -81,14 +75,10 @@ class EditorApp:
         """Runs ``gsettings``; raises a ToolError with stderr on failure."""
         if shutil.which("gsettings") is None:
             raise ToolError("gsettings is not installed on this desktop")
-        proc = subprocess.run(
-            ["gsettings", *args],
-            **spawn_kwargs(),
-            capture_output=True,
-            text=True,
-            timeout=self.config.command_timeout_s,
-            check=False,
-        )
+        try:
+            proc = privileges.run(["gsettings", *args], timeout=self.config.command_timeout_s)
+        except subprocess.TimeoutExpired as exc:
+            raise ToolError(f"gsettings did not answer in {self.config.command_timeout_s} s") from exc
         if proc.returncode != 0:
             raise ToolError(f"gsettings {' '.join(args)} failed: {proc.stderr.strip()}")
         return proc.stdout.strip()
@@ -144,39 +134,59 @@ def goto_file(app: EditorApp, file_path: str, line: int = 1, character: int = 1)
 def compare_files(app: EditorApp, file1: str, file2: str) -> ToolOutput:
     """Unified diff of two text files."""
     a, b = _file(file1), _file(file2)
-    diff = list(
-        difflib.unified_diff(
-            a.read_text(errors="replace").splitlines(),
-            b.read_text(errors="replace").splitlines(),
-            str(a),
-            str(b),
-            lineterm="",
-        )
-    )
+    limits = app.config.limits
+    lines = []
+    for path in (a, b):
+        text = _read_text(path, limits.max_text_file_bytes, errors="replace")
+        if text is None:
+            raise ToolError(
+                f"{path} is not a regular file of at most {app.config.limits.max_text_file_bytes} bytes"
+            )
+        lines.append(text.splitlines())
+        if len(lines[-1]) > limits.max_diff_lines:
+            raise ToolError(
+                f"{path} has {len(lines[-1])} lines; compare_files diffs at most {limits.max_diff_lines}"
+            )
+    diff = list(difflib.unified_diff(lines[0], lines[1], str(a), str(b), lineterm=""))
     return read(
         "The files are identical." if not diff else f"{len(diff)} diff lines.", "\n".join(diff[:2000])
     )
 
 
-def _scope(app: EditorApp, all_files: bool) -> list[Path]:
+def _scope(app: EditorApp, all_files: bool) -> tuple[list[Path], str]:
+    """The files a search or replace covers, and a note when the walk stopped early."""
     if not all_files:
-        return [app.current_file()]
+        return [app.current_file()], ""
     opened = app.opened or app.editor_files()
     root = opened[-1].parent if opened else app.config.home
+    walk = TreeWalk(root, app.config.limits.max_walk_entries)
     out = []
-    for folder, dirs, files in os.walk(root):
+    for folder, dirs, files in walk:
         dirs[:] = [d for d in dirs if not d.startswith(".")]
-        for name in files:
-            p = Path(folder) / name
-            if p.stat().st_size <= MAX_FILE_BYTES:
-                out.append(p)
-    return out
+        out += [Path(folder) / name for name in files]
+    return out, walk.note()
 
 
-def _text(path: Path) -> str | None:
+def _read_text(path: Path, max_bytes: int, errors: str = "strict") -> str | None:
+    """The UTF-8 text of a regular file of at most ``max_bytes``, else None.
+
+    Opened without blocking and checked after opening, so a FIFO or a device the
+    agent put in the tree (or swapped in after a check) cannot hang the tool.
+    """
     try:
-        return path.read_text(encoding="utf-8")
-    except (UnicodeDecodeError, OSError):
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as fh:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > max_bytes:
+            return None
+        data = fh.read(max_bytes + 1)
+    if len(data) > max_bytes:
+        return None
+    try:
+        return data.decode("utf-8", errors)
+    except UnicodeDecodeError:
         return None
 
 
@@ -184,14 +194,15 @@ def _text(path: Path) -> str | None:
 def search_text(app: EditorApp, text: str, all_files: bool = True) -> ToolOutput:
     """Lines containing ``text`` in the current file, or in every text file of its folder tree."""
     hits = []
-    for path in _scope(app, all_files):
-        content = _text(path)
+    paths, note = _scope(app, all_files)
+    for path in paths:
+        content = _read_text(path, app.config.limits.max_text_file_bytes)
         if content is None:
             continue
         for n, line in enumerate(content.splitlines(), 1):
             if text in line:
                 hits.append({"file": str(path), "line": n, "text": line[:200]})
-    return read(f"{len(hits)} matches of {text!r}.", hits[:500])
+    return read(f"{len(hits)} matches of {text!r}.{note}", hits[:500])
 
 
 @code.tool()
@@ -199,16 +210,25 @@ def replace_text(app: EditorApp, search_text: str, replace_text: str, all_files:
     """Replace ``search_text`` on disk in the current file, or in every text file of its folder tree."""
     if not search_text:
         raise ToolError("search_text must not be empty")
-    total, files = 0, []
-    for path in _scope(app, all_files):
-        content = _text(path)
+    limit = app.config.limits.max_text_file_bytes
+    total, files, too_big = 0, [], []
+    paths, note = _scope(app, all_files)
+    for path in paths:
+        content = _read_text(path, limit)
         if content is None or search_text not in content:
             continue
         n = content.count(search_text)
+        # Checked before building the new text: 1 MB of "a" with "a" -> 100 KB is 100 GB.
+        if len(content) + n * (len(replace_text) - len(search_text)) > limit:
+            too_big.append(str(path))
+            continue
         path.write_text(content.replace(search_text, replace_text), encoding="utf-8")
         total += n
         files.append(str(path))
-    return changed(f"Made {total} replacements in {len(files)} files.", total, "replacements", files)
+    skipped = f" Skipped {too_big}: the result would exceed {limit} characters." if too_big else ""
+    return changed(
+        f"Made {total} replacements in {len(files)} files.{skipped}{note}", total, "replacements", files
+    )
 
 
 @code.tool()

@@ -6,9 +6,7 @@ only where the desktop has them; otherwise the call is a tool error that says so
 
 from __future__ import annotations
 
-import ast
 import fnmatch
-import operator
 import os
 import shutil
 import subprocess
@@ -22,10 +20,12 @@ from urllib.parse import unquote
 
 from mcp.server.mcpserver.exceptions import ToolError
 
+from osworld_mcp_env.mcp_servers import privileges
+from osworld_mcp_env.mcp_servers.arith import evaluate
 from osworld_mcp_env.mcp_servers.config import ServerConfig
 from osworld_mcp_env.mcp_servers.effects import ToolOutput, changed, no_effect, read
-from osworld_mcp_env.mcp_servers.privileges import spawn_kwargs
 from osworld_mcp_env.mcp_servers.registry import ToolRegistry
+from osworld_mcp_env.mcp_servers.walk import TreeWalk
 
 MAX_RESULTS = 500
 
@@ -48,15 +48,7 @@ class OsApp:
         if shutil.which(argv[0]) is None:
             raise ToolError(f"{argv[0]} is not installed on this desktop")
         try:
-            proc = subprocess.run(
-                argv,
-                **spawn_kwargs(),
-                capture_output=True,
-                text=True,
-                timeout=self.config.command_timeout_s,
-                check=False,
-                stdin=subprocess.DEVNULL,
-            )
+            proc = privileges.run(argv, timeout=self.config.command_timeout_s)
         except subprocess.TimeoutExpired as exc:
             raise ToolError(f"{' '.join(argv)} did not finish in {self.config.command_timeout_s} s") from exc
         if check and proc.returncode != 0:
@@ -83,11 +75,14 @@ def search_files(app: OsApp, keyword: str, root_dir: str = ".") -> ToolOutput:
         raise ToolError(f"{root} is not a directory")
     needle = keyword.lower()
     found = []
-    for folder, _dirs, files in os.walk(root):
+    walk = TreeWalk(root, app.config.limits.max_walk_entries)
+    for folder, _dirs, files in walk:
         found += [str(Path(folder) / f) for f in files if needle in f.lower()]
         if len(found) >= MAX_RESULTS:
             break
-    return read(f"{len(found)} files match {keyword!r} under {root}.", sorted(found)[:MAX_RESULTS])
+    return read(
+        f"{len(found)} files match {keyword!r} under {root}.{walk.note()}", sorted(found)[:MAX_RESULTS]
+    )
 
 
 @os_tools.tool()
@@ -102,13 +97,16 @@ def copy_matching_files_with_hierarchy(
     root = app.path(root_dir)
     dest = root / dest_dir
     pairs = []
-    for folder, dirs, files in os.walk(root):
+    walk = TreeWalk(root, app.config.limits.max_walk_entries)
+    for folder, dirs, files in walk:
         if Path(folder).resolve() == dest.resolve():
             dirs.clear()
             continue
         for name in fnmatch.filter(files, pattern):
             src = Path(folder) / name
             pairs.append((src, dest / src.relative_to(root)))
+    if walk.truncated:
+        raise ToolError(f"Nothing copied.{walk.note()}")
     if dry_run:
         return read(f"{len(pairs)} files would be copied.", [[str(a), str(b)] for a, b in pairs])
     for src, target in pairs:
@@ -179,6 +177,23 @@ def restore_file(app: OsApp, file_name: str) -> ToolOutput:
 # ----------------------------------------------------------------------------- images
 
 
+def _open_image(app: OsApp, image_path: str, max_pixels: int) -> Any:
+    """Opens an image after checking its size from the header (decoding is what costs)."""
+    from PIL import Image, UnidentifiedImageError
+
+    src = app.path(image_path)
+    if not src.is_file():
+        raise ToolError(f"No image at {src}")
+    try:
+        img = Image.open(src)
+    except (UnidentifiedImageError, Image.DecompressionBombError) as exc:
+        raise ToolError(f"{src} is not an image this tool can read: {exc}") from exc
+    width, height = img.size
+    if width * height > max_pixels:
+        raise ToolError(f"{src} is {width}x{height} pixels; this tool decodes at most {max_pixels} pixels")
+    return img
+
+
 @os_tools.tool()
 def convert_image_format(app: OsApp, image_path: str, output_format: str, output_path: str) -> ToolOutput:
     """Convert an image to PNG, JPG or PDF (transparency flattened onto white for JPG/PDF)."""
@@ -187,10 +202,8 @@ def convert_image_format(app: OsApp, image_path: str, output_format: str, output
     fmt = output_format.lower()
     if fmt not in {"png", "jpg", "pdf"}:
         raise ToolError(f"output_format must be png, jpg or pdf, got {output_format!r}")
-    src, out = app.path(image_path), app.path(output_path)
-    if not src.is_file():
-        raise ToolError(f"No image at {src}")
-    img = Image.open(src)
+    out = app.path(output_path)
+    img = _open_image(app, image_path, app.config.limits.max_image_pixels)
     if fmt in {"jpg", "pdf"} and img.mode in {"RGBA", "LA", "P"}:
         rgba = img.convert("RGBA")
         flat = Image.new("RGB", rgba.size, "white")
@@ -209,28 +222,23 @@ def remove_image_background(app: OsApp, image_path: str, output_path: str) -> To
     A flood fill from the border with a colour tolerance, not a segmentation model; it
     suits flat backgrounds (product shots, logos, scans).
     """
+    import numpy as np
     from PIL import Image, ImageDraw
 
-    src, out = app.path(image_path), app.path(output_path)
-    if not src.is_file():
-        raise ToolError(f"No image at {src}")
-    img = Image.open(src).convert("RGBA")
+    out = app.path(output_path)
+    img = _open_image(app, image_path, app.config.limits.max_fill_pixels).convert("RGBA")
     marker = (255, 0, 255, 0)
     work = img.copy()
     w, h = work.size
     for xy in ((0, 0), (w - 1, 0), (0, h - 1), (w - 1, h - 1)):
         if work.getpixel(xy) != marker:
             ImageDraw.floodfill(work, xy, marker, thresh=40)
-    px_in, px_out = img.load(), work.load()
-    cleared = 0
-    for y in range(h):
-        for x in range(w):
-            if px_out[x, y] == marker:
-                r, g, b, _ = px_in[x, y]
-                px_in[x, y] = (r, g, b, 0)
-                cleared += 1
+    background = (np.asarray(work) == marker).all(axis=-1)
+    pixels = np.array(img)
+    pixels[background, 3] = 0
+    cleared = int(background.sum())
     out.parent.mkdir(parents=True, exist_ok=True)
-    img.save(out, format="PNG")
+    Image.fromarray(pixels).save(out, format="PNG")
     if cleared == 0:
         return no_effect(f"No background found; wrote an unchanged copy to {out}.", "pixels", path=str(out))
     return changed(f"Made {cleared} background pixels transparent in {out}.", cleared, "pixels", [str(out)])
@@ -307,49 +315,10 @@ def git_set_user_info(
 # ----------------------------------------------------------------------------- calculator
 
 
-_OPS: dict[type, Any] = {
-    ast.Add: operator.add,
-    ast.Sub: operator.sub,
-    ast.Mult: operator.mul,
-    ast.Div: operator.truediv,
-    ast.FloorDiv: operator.floordiv,
-    ast.Mod: operator.mod,
-    ast.Pow: operator.pow,
-    ast.USub: operator.neg,
-    ast.UAdd: operator.pos,
-}
-
-
-def _eval(node: ast.AST) -> float | int:
-    if isinstance(node, ast.Expression):
-        return _eval(node.body)
-    if (
-        isinstance(node, ast.Constant)
-        and isinstance(node.value, int | float)
-        and not isinstance(node.value, bool)
-    ):
-        return node.value
-    if isinstance(node, ast.BinOp) and type(node.op) in _OPS:
-        left, right = _eval(node.left), _eval(node.right)
-        if isinstance(node.op, ast.Pow) and abs(right) > 1000:
-            raise ToolError("Exponent too large (limit 1000)")
-        return _OPS[type(node.op)](left, right)
-    if isinstance(node, ast.UnaryOp) and type(node.op) in _OPS:
-        return _OPS[type(node.op)](_eval(node.operand))
-    raise ToolError(f"Only numbers and + - * / // % ** are allowed, found {type(node).__name__}")
-
-
 @os_tools.tool(read_only=True)
 def calculator(app: OsApp, expression: str) -> ToolOutput:
-    """Evaluate an arithmetic expression safely (no names, no calls)."""
-    try:
-        tree = ast.parse(expression.strip(), mode="eval")
-    except SyntaxError as exc:
-        raise ToolError(f"Not an arithmetic expression: {expression!r}") from exc
-    try:
-        value = _eval(tree)
-    except ZeroDivisionError as exc:
-        raise ToolError("Division by zero") from exc
+    """Evaluate an arithmetic expression safely (no names, no calls, bounded size and time)."""
+    value = evaluate(expression, app.config.limits)
     return read(f"{expression} = {value}", value)
 
 
@@ -362,14 +331,7 @@ def open_shell(app: OsApp) -> ToolOutput:
     command = app.config.terminal_command
     if shutil.which(command[0]) is None:
         raise ToolError(f"{command[0]} is not installed on this desktop")
-    proc = subprocess.Popen(
-        [*command],
-        **spawn_kwargs(),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-        cwd=app.config.home,
-    )
+    proc = privileges.start(command, cwd=app.config.home)
     try:
         code = proc.wait(timeout=0.5)
     except subprocess.TimeoutExpired:

@@ -7,14 +7,18 @@ root only as its *real and saved* uid and acts with the desktop user's
 *effective* uid: the kernel checks file access against the effective uid, while
 signals and ptrace from the user's processes need a match with the real or saved
 uid, which they never have. Children must not inherit the real uid 0 (they could
-switch back to it), so every spawn goes through :func:`spawn_kwargs`, which makes
-them the user through and through.
+switch back to it), so every program a tool starts goes through :func:`run` or
+:func:`start`, which make it the user through and through (real, effective and
+saved ids); ``tests/osworld_mcp_env/test_mcp_hardening.py`` fails if any other
+module of ``mcp_servers`` spawns a process.
 """
 
 from __future__ import annotations
 
 import os
 import socket
+import subprocess
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -39,8 +43,42 @@ def act_as_desktop_user(uid: int) -> None:
     os.setresuid(0, uid, 0)
 
 
-def spawn_kwargs() -> dict[str, Any]:
-    """Popen arguments that make a tool's child wholly the desktop user (empty when not acting)."""
+def run(argv: Sequence[str], *, timeout: float) -> subprocess.CompletedProcess[str]:
+    """Runs a command to completion as the desktop user; stdin is empty, output captured as text.
+
+    Raises:
+        subprocess.TimeoutExpired: After ``timeout`` seconds (the child is killed).
+    """
+    return subprocess.run(
+        list(argv),
+        **_as_user(),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+def start(argv: Sequence[str], *, cwd: Path | None = None) -> subprocess.Popen[bytes]:
+    """Starts a program (a window) as the desktop user in its own session, output discarded."""
+    return subprocess.Popen(
+        list(argv),
+        **_as_user(),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+        cwd=cwd,
+    )
+
+
+def _as_user() -> dict[str, Any]:
+    """Popen arguments that make a child wholly the effective user (none when not acting).
+
+    Only ``user`` and ``group``: ``extra_groups`` would need ``setgroups``, a capability
+    the acting process no longer has; its supplementary groups are already empty.
+    """
     euid = os.geteuid()
     if os.getuid() == 0 and euid != 0:
         return {"user": euid, "group": os.getegid()}

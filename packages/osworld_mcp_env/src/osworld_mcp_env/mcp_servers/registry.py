@@ -36,6 +36,7 @@ from mcp_types import CallToolResult, ToolAnnotations
 from osworld_mcp_env.mcp_servers.catalog import schema_for
 from osworld_mcp_env.mcp_servers.config import ServerConfig
 from osworld_mcp_env.mcp_servers.effects import ToolOutput
+from osworld_mcp_env.mcp_servers.middleware import BoundedCalls
 
 logger = logging.getLogger(__name__)
 
@@ -99,7 +100,10 @@ class ToolRegistry(Generic[AppT]):
         return dict(self._tools)
 
     def build(self, config: ServerConfig) -> MCPServer[Any]:
-        """Returns an ``MCPServer`` that serves every registered tool of this namespace."""
+        """Returns an ``MCPServer`` that serves every registered tool of this namespace.
+
+        Its middleware bounds every call's arguments and result (``config.limits``).
+        """
         tools = [self._to_mcp_tool(impl) for impl in self._tools.values()]
         lifespan = self.lifespan
 
@@ -111,6 +115,7 @@ class ToolRegistry(Generic[AppT]):
             instructions=f"OSWorld-MCP compatible tools for {self.namespace}; results carry an `effect`.",
             tools=tools,
             lifespan=server_lifespan,
+            middleware=[BoundedCalls(config.limits)],
         )
 
     def _to_mcp_tool(self, impl: ToolImpl) -> Tool:

@@ -13,11 +13,13 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Mount, Route
+from starlette.types import ASGIApp
 
 from osworld_mcp_env.mcp_servers.catalog import NAMESPACES
 from osworld_mcp_env.mcp_servers.config import ServerConfig
 from osworld_mcp_env.mcp_servers.privileges import act_as_desktop_user, bind_unix_socket
 from osworld_mcp_env.mcp_servers.registry import ToolRegistry
+from osworld_mcp_env.mcp_servers.wire import BodyLimit
 
 # namespace -> (module, registry attribute); imported on demand so one namespace's
 # missing optional piece never stops the others.
@@ -65,12 +67,8 @@ def build_all_app(
     config = config or ServerConfig()
     servers: dict[str, MCPServer[Any]] = {ns: build_server(ns, config) for ns in namespaces}
     servers.update(extra_servers or {})
-    # Plain JSON responses instead of one SSE stream per call (~3 ms less per call on two
-    # cores); no idle expiry: an env may sit between steps longer than the SDK's 30 minutes.
-    apps = {
-        ns: server.streamable_http_app(json_response=True, session_idle_timeout=None)
-        for ns, server in servers.items()
-    }
+    # Plain JSON responses instead of one SSE stream per call (~3 ms less per call on two cores).
+    apps = {ns: http_app(server, config, json_response=True) for ns, server in servers.items()}
 
     @asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
@@ -88,6 +86,29 @@ def build_all_app(
     return Starlette(routes=routes, lifespan=lifespan)
 
 
+def http_app(server: MCPServer[Any], config: ServerConfig, *, json_response: bool = False) -> ASGIApp:
+    """The streamable-HTTP app of one server, with the config's message size limit.
+
+    No idle expiry: an env may sit between steps longer than the SDK's 30 minutes.
+    """
+    app = server.streamable_http_app(
+        json_response=json_response,
+        session_idle_timeout=None,
+        max_request_body_size=config.limits.max_message_bytes,
+    )
+    return BodyLimit(app, config.limits.max_message_bytes)
+
+
+def serve_http(namespace: str, config: ServerConfig, port: int) -> None:
+    """Serves one namespace as streamable HTTP on ``127.0.0.1:port/mcp`` until interrupted."""
+    import uvicorn
+
+    server = build_server(namespace, config)
+    app = http_app(server, config)
+    # A mounted app would not run the session manager: this one is the whole app, so it does.
+    uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning", timeout_graceful_shutdown=2)
+
+
 def serve_all(
     socket_path: str | Path,
     config: ServerConfig | None = None,
@@ -98,8 +119,9 @@ def serve_all(
 ) -> None:
     """Serves every namespace from this process on a Unix socket until interrupted.
 
-    With ``desktop_uid``, the socket is bound first and the process then acts as
-    that user (:mod:`~osworld_mcp_env.mcp_servers.privileges`).
+    The socket is mode 0600 (only its owner, and root, may connect). With
+    ``desktop_uid``, it is bound first and the process then acts as that user
+    (:mod:`~osworld_mcp_env.mcp_servers.privileges`).
 
     The host connects with the SDK's streamable-HTTP client over that socket, at
     ``http://127.0.0.1:8000/<namespace>/mcp`` (the host part must be a loopback
@@ -107,12 +129,8 @@ def serve_all(
     """
     import uvicorn
 
-    path = Path(socket_path)
     app = build_all_app(config, namespaces=namespaces, extra_servers=extra_servers)
-    if desktop_uid is None:
-        path.unlink(missing_ok=True)
-        uvicorn.run(app, uds=str(path), log_level="warning", timeout_graceful_shutdown=2)
-        return
-    sock = bind_unix_socket(path)
-    act_as_desktop_user(desktop_uid)
+    sock = bind_unix_socket(socket_path)
+    if desktop_uid is not None:
+        act_as_desktop_user(desktop_uid)
     uvicorn.run(app, fd=sock.fileno(), log_level="warning", timeout_graceful_shutdown=2)

@@ -25,6 +25,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from osworld_mcp_env.mcp_servers.config import ServerConfig
 from osworld_mcp_env.mcp_servers.effects import ToolOutput, changed, no_effect, read
 from osworld_mcp_env.mcp_servers.registry import ToolRegistry
+from osworld_mcp_env.mcp_servers.walk import TreeWalk
 
 MEDIA_SUFFIXES = ["mp4", "avi", "mkv", "mov", "mp3", "m4a", "wav"]
 
@@ -245,5 +246,11 @@ def get_media_files(app: VlcApp, path: str, suffix: list[str] | None = None) -> 
     if not root.is_dir():
         raise ToolError(f"{root} is not a directory")
     wanted = {s.lower().lstrip(".") for s in (suffix or MEDIA_SUFFIXES)}
-    files = sorted(str(p) for p in root.rglob("*") if p.is_file() and p.suffix.lower().lstrip(".") in wanted)
-    return read(f"{len(files)} media files under {root}.", files[:500])
+    walk = TreeWalk(root, app.config.limits.max_walk_entries)
+    files = sorted(
+        str(Path(folder) / name)
+        for folder, _dirs, names in walk
+        for name in names
+        if Path(name).suffix.lower().lstrip(".") in wanted
+    )
+    return read(f"{len(files)} media files under {root}.{walk.note()}", files[:500])

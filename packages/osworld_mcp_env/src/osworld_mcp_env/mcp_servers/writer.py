@@ -6,10 +6,10 @@ Pattern tools use Python regular expressions on each paragraph's text, so
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
+import regex
 from mcp.server.mcpserver.exceptions import ToolError
 
 from osworld_mcp_env.mcp_servers.effects import ToolOutput, changed, no_effect, read
@@ -53,11 +53,26 @@ def _utf16(text: str, index: int) -> int:
     return len(text[:index].encode("utf-16-le")) // 2
 
 
-def match_ranges(app: OfficeApp, para: Any, pattern: re.Pattern[str]) -> list[tuple[Any, re.Match[str]]]:
-    """Returns a text cursor selecting each match of ``pattern`` in a paragraph, last first."""
+def match_ranges(
+    app: OfficeApp, para: Any, pattern: regex.Pattern[str]
+) -> list[tuple[Any, regex.Match[str]]]:
+    """Returns a text cursor selecting each match of ``pattern`` in a paragraph, last first.
+
+    Raises:
+        ToolError: When matching one paragraph takes longer than ``regex_timeout_s``
+            (the ``regex`` module checks its clock while it backtracks, and releases
+            the GIL meanwhile, so other tools keep running).
+    """
     text = para.getString()
+    timeout = app.config.limits.regex_timeout_s
+    try:
+        matches = list(pattern.finditer(text, timeout=timeout, concurrent=True))
+    except TimeoutError as exc:
+        raise ToolError(
+            f"The regular expression {pattern.pattern!r} took over {timeout} s on one paragraph; simplify it"
+        ) from exc
     out = []
-    for m in reversed(list(pattern.finditer(text))):
+    for m in reversed(matches):
         if m.end() == m.start():
             continue
         cursor = para.getText().createTextCursorByRange(para.getStart())
@@ -67,11 +82,11 @@ def match_ranges(app: OfficeApp, para: Any, pattern: re.Pattern[str]) -> list[tu
     return out
 
 
-def compile_pattern(pattern: str) -> re.Pattern[str]:
+def compile_pattern(pattern: str) -> regex.Pattern[str]:
     """Compiles a user regex or raises a readable error."""
     try:
-        return re.compile(pattern)
-    except re.error as exc:
+        return regex.compile(pattern)
+    except regex.error as exc:
         raise ToolError(f"Invalid regular expression {pattern!r}: {exc}") from exc
 
 
@@ -124,10 +139,10 @@ def _posture(italic: bool) -> Any:
 def _apply_to_matches(
     app: OfficeApp, pattern: str, indices: list[int] | None, prop: str, value: Any
 ) -> tuple[int, list[str]]:
-    regex = compile_pattern(pattern)
+    compiled = compile_pattern(pattern)
     count, targets = 0, []
     for i, para in selected(app, indices):
-        for cursor, m in match_ranges(app, para, regex):
+        for cursor, m in match_ranges(app, para, compiled):
             cursor.setPropertyValue(prop, value)
             count += 1
             targets.append(f"{i}:{m.group(0)[:40]}")
@@ -159,10 +174,18 @@ def find_and_replace(
     app: OfficeApp, pattern: str, replacement: str, paragraph_indices: list[int] | None = None
 ) -> ToolOutput:
     r"""Replace every match of a regex (Python syntax; ``\1`` groups allowed)."""
-    regex = compile_pattern(pattern)
+    compiled = compile_pattern(pattern)
+    budget = app.config.limits.max_text_file_bytes
     count, targets = 0, []
     for i, para in selected(app, paragraph_indices):
-        for cursor, m in match_ranges(app, para, regex):
+        for cursor, m in match_ranges(app, para, compiled):
+            # Each group reference copies a match: bound the text before expanding it.
+            budget -= len(replacement) * (len(m.group(0)) + 1)
+            if budget < 0:
+                raise ToolError(
+                    f"The replacements would insert more than {app.config.limits.max_text_file_bytes} "
+                    f"characters; {count} were made before stopping"
+                )
             cursor.setString(m.expand(replacement))
             count += 1
             targets.append(str(i))
