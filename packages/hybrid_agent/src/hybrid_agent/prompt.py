@@ -100,10 +100,13 @@ class PromptConfig:
         tool_preference_hint: Add the study's "prefer a listed MCP tool" sentence when at
             least one MCP tool is shown.
         preamble: The first paragraph of the system message.
+        tools_block: Render the ``<tools>`` block. Off when the tools travel in the
+            request instead (OpenAI function calling), so they are not listed twice.
     """
 
     resolution: tuple[int, int] = (1000, 1000)
     tool_preference_hint: bool = True
+    tools_block: bool = True
     preamble: str = "You are a computer-use agent operating a Linux desktop to complete the user's task."
 
     def __post_init__(self) -> None:
@@ -120,11 +123,12 @@ def render_tools_block(functions: Sequence[Mapping[str, Any]]) -> str:
 def system_prompt(tools: Sequence[ToolSpec], config: PromptConfig = PromptConfig()) -> str:
     """Builds the system message: preamble, ``<tools>`` (``computer_use`` first), format rules."""
     functions = [computer_use_function(config.resolution)] + [tool.to_function() for tool in tools]
-    parts = [
-        config.preamble,
-        "# Tools\n\nYou may call exactly one function per step. Function signatures, one per line:\n"
-        + render_tools_block(functions),
-    ]
+    listing = (
+        "Function signatures, one per line:\n" + render_tools_block(functions)
+        if config.tools_block
+        else "The functions are provided with the request."
+    )
+    parts = [config.preamble, "# Tools\n\nYou may call exactly one function per step. " + listing]
     if tools and config.tool_preference_hint:
         parts.append(
             "When one of the listed MCP tools does what the current step needs, call it by name rather "

@@ -38,6 +38,7 @@ from hybrid_agent.parse import ParseError, parse_response
 from hybrid_agent.policies.base import Generation, Policy, PolicyRequest, preferred_coordinates
 from hybrid_agent.presets import retention_from_name
 from hybrid_agent.progress import Progress
+from hybrid_agent.prompt import PromptConfig
 from hybrid_agent.recorder import EpisodeWriter, check_run_config, discard_partials, episode_key
 from hybrid_agent.retrieval import BM25Retriever, RetrievalConfig
 from hybrid_agent.suite import SuiteTask
@@ -96,10 +97,11 @@ class RunConfig:
         if self.coordinates is not None:
             CoordinatePolicy(self.coordinates)
 
-    def context_config(self) -> ContextConfig:
-        """The context builder settings this run uses."""
+    def context_config(self, tools_in_request: bool = False) -> ContextConfig:
+        """The context builder settings this run uses (``tools_in_request``: no ``<tools>`` block)."""
         return ContextConfig(
             retention=retention_from_name(self.context),
+            prompt=PromptConfig(tools_block=not tools_in_request),
             tool_result_chars=self.tool_result_chars,
             keep_think=self.keep_think,
         )
@@ -164,7 +166,7 @@ class Runner:
         self.config = config
         self.policy = policy
         self.out = Path(out)
-        self.context_config = config.context_config()
+        self.context_config = config.context_config(bool(getattr(policy, "tools_in_request", False)))
         coordinates = config.coordinates or preferred_coordinates(policy) or CoordinatePolicy.RELATIVE_GRID
         self.coordinates = CoordinateConfig(policy=CoordinatePolicy(coordinates))
         self.retrieval = RetrievalConfig(top_k=config.top_k)

@@ -4,7 +4,7 @@ Importing this package registers the built-in kinds: ``scripted``, ``replay``,
 ``openai`` and ``hf`` (the last imports torch only when used).
 """
 
-from hybrid_agent.policies import scripted
+from hybrid_agent.policies import hf, openai, replay, scripted
 from hybrid_agent.policies.base import (
     Generation,
     Policy,
@@ -22,8 +22,11 @@ __all__ = [
     "PolicyOptions",
     "PolicyRequest",
     "close_policy",
+    "hf",
     "make_policy",
+    "openai",
     "policy_kinds",
     "register_policy",
+    "replay",
     "scripted",
 ]

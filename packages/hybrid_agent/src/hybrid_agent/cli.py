@@ -1,0 +1,141 @@
+"""``hybrid-agent eval`` and ``hybrid-agent report``.
+
+    hybrid-agent eval --suite bundled --policy scripted --context win2+drop --runs 3 --envs 2 --out runs/a
+    hybrid-agent eval --suite test_all.json --tasks-dir examples --policy openai:http://localhost:8000#Qwen3-VL-8B
+    hybrid-agent report runs/a runs/b --out runs/report
+
+``eval`` resumes: finished episodes in ``--out`` are skipped, so rerun the same
+command after a kill. It prints Table 2 and Table 3 at the end (as ``report``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from hybrid_agent.errors import HybridAgentError
+from hybrid_agent.policies import PolicyOptions, close_policy, make_policy
+from hybrid_agent.report import write_report
+from hybrid_agent.runner import RunConfig, Runner
+from hybrid_agent.suite import load_suite
+
+
+def _eval_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("eval", help="run a suite with a policy and record every episode")
+    p.add_argument("--suite", default="bundled", help="'bundled', a split file or a directory of task JSONs")
+    p.add_argument("--tasks-dir", help="where a split file's task ids are looked up")
+    p.add_argument(
+        "--policy",
+        required=True,
+        help="scripted[:tools|wrong], replay:DIR, openai:URL#MODEL, hf:PATH, pkg.mod:Class",
+    )
+    p.add_argument("--context", default="win4", help="context policy: win4, win2+drop, all+skip ...")
+    p.add_argument("--runs", type=int, default=1, help="runs per task")
+    p.add_argument("--envs", type=int, default=1, help="desktops in parallel")
+    p.add_argument("--max-steps", type=int, default=50)
+    p.add_argument("--no-retrieval", action="store_true", help="show every tool of the app, unranked")
+    p.add_argument("--top-k", type=int, default=18)
+    p.add_argument("--gui-only", action="store_true", help="offer no MCP tools")
+    p.add_argument("--keep-think", action="store_true", help="show past reasoning inside the window")
+    p.add_argument("--coordinates", choices=["relative_grid", "absolute_resized", "absolute_screen"])
+    p.add_argument("--no-screenshots", action="store_true", help="do not write step PNGs")
+    p.add_argument("--temperature", type=float, default=0.0)
+    p.add_argument("--max-tokens", type=int, default=2048)
+    p.add_argument("--tool-format", choices=["text", "functions"], default="text")
+    p.add_argument("--retries", type=int, default=4)
+    p.add_argument(
+        "--env-option",
+        action="append",
+        default=[],
+        metavar="KEY=JSON",
+        help='extra gym.make keyword, e.g. backend="local" (repeatable)',
+    )
+    p.add_argument("--out", required=True, help="run directory (resumed when it exists)")
+
+
+def _report_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("report", help="tables, plot and viewer for run directories, side by side")
+    p.add_argument("runs", nargs="+", help="run directories")
+    p.add_argument("--out", help="where the tables and plot go (default: the first run directory)")
+
+
+def _env_kwargs(items: Sequence[str]) -> dict:
+    out = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise SystemExit(f"--env-option needs KEY=JSON, got {item!r}")
+        out[key] = json.loads(value)
+    return out
+
+
+def run_eval(args: argparse.Namespace) -> int:
+    """The ``eval`` command."""
+    options = PolicyOptions(
+        temperature=args.temperature,
+        max_tokens=args.max_tokens,
+        tool_format=args.tool_format,
+        retries=args.retries,
+    )
+    config = RunConfig(
+        policy=args.policy,
+        suite=args.suite,
+        context=args.context,
+        runs=args.runs,
+        envs=args.envs,
+        max_steps=args.max_steps,
+        retrieval=not args.no_retrieval,
+        top_k=args.top_k,
+        gui_only=args.gui_only,
+        keep_think=args.keep_think,
+        coordinates=args.coordinates,
+        save_screenshots=not args.no_screenshots,
+        env_kwargs=_env_kwargs(args.env_option),
+    )
+    tasks = load_suite(args.suite, args.tasks_dir)
+    policy = make_policy(args.policy, options)
+    try:
+        result = Runner(config, policy, args.out).evaluate(tasks)
+    finally:
+        close_policy(policy)
+    print(
+        f"{result.finished} episodes run, {result.skipped} already done, {result.errors} errors, "
+        f"{result.wall_s:.1f} s",
+        file=sys.stderr,
+    )
+    _print_report([args.out], args.out)
+    return 0
+
+
+def _print_report(runs: Sequence[str], out: str) -> None:
+    report = write_report(runs, out)
+    print("Table 2: accuracy and tokens\n")
+    print(report.table2)
+    print("Table 3: behaviour\n")
+    print(report.table3)
+    print("wrote " + ", ".join(str(p) for p in report.files), file=sys.stderr)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``hybrid-agent`` command."""
+    parser = argparse.ArgumentParser(prog="hybrid-agent", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    _eval_parser(sub)
+    _report_parser(sub)
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "eval":
+            return run_eval(args)
+        runs = [str(Path(r)) for r in args.runs]
+        _print_report(runs, args.out or runs[0])
+        return 0
+    except HybridAgentError as exc:
+        print(f"hybrid-agent: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,120 @@
+"""Reports from a run directory written by the recorder: tables, plot, and the viewer in headless Chromium."""
+
+import shutil
+import subprocess
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pytest
+from hybrid_agent.recorder import EpisodeWriter, check_run_config, iter_episodes
+from hybrid_agent.report import write_report
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+def write_run(run_dir, policy="scripted:tools", context="win4"):
+    check_run_config(run_dir, {"policy": policy, "context": context, "keep_think": False, "runs": 1})
+    frame = np.zeros((60, 80, 3), np.uint8)
+    frame[:, :40] = (200, 30, 30)
+    with ThreadPoolExecutor(1) as pool:
+        writer = EpisodeWriter(
+            run_dir, "calc-sum", 0, {"task_id": "calc-sum", "domain": "calc", "run": 0}, pool
+        )
+        writer.step(
+            {
+                "step": 0,
+                "app": "libreoffice_calc",
+                "shown_tools": ["libreoffice_calc.save", "libreoffice_calc.set_cell_value"],
+                "retention": [
+                    {"step": 0, "frame": 0, "rule": "window", "kept": True, "form": "image", "text": ""}
+                ],
+                "model_output": "Action: write B1\n<tool_call>{...}</tool_call>",
+                "tokens": {"input": 1200, "output": 30, "estimated": False},
+                "parse": {
+                    "ok": True,
+                    "call": {"name": "libreoffice_calc.set_cell_value", "arguments": {}},
+                    "repairs": ["flat_shape"],
+                },
+                "evidence": {"exec_ok": True, "effect": 1, "effect_kind": "changed"},
+            },
+            frame,
+        )
+        writer.step(
+            {
+                "step": 1,
+                "shown_tools": [],
+                "model_output": "I am done",
+                "tokens": {"input": 1500, "output": 5},
+                "parse": {"ok": False, "code": "no_tool_call", "message": "Emit one <tool_call>."},
+            },
+            frame,
+        )
+        writer.finish({"score": 1.0, "error": None, "claimed_success": True, "steps": 2, "wall_s": 3.0})
+        failed = EpisodeWriter(
+            run_dir, "writer-x", 0, {"task_id": "writer-x", "domain": "writer", "run": 0}, pool
+        )
+        failed.finish(
+            {"score": None, "error": {"type": "policy_error", "message": "HTTP 503"}, "wall_s": 1.0}
+        )
+
+
+def test_tables_count_errors_apart_and_read_the_recorded_steps(tmp_path):
+    write_run(tmp_path / "a")
+    report = write_report([tmp_path / "a"], tmp_path / "out")
+    # tokens over both episodes (an error costs too): (2700 + 0) / 2 = 1350; p95 of peaks [1500, 0] = 1425
+    assert (
+        "| scripted:tools win4 think=off | 100.0 ± 0.0 | - | 100.0 ± 0.0 | 1 | 1.4 | 1.4 |" in report.table2
+    )
+    assert report.table2.rstrip().endswith("| 1 |")  # one error episode, not a 0 score
+    row = report.table3.splitlines()[2].split(" | ")
+    # 2 episodes; adoption 1/1 scored; TIR_real 1/2 steps; malformed 1/2 steps; errors named
+    assert row[1:6] == ["2", "100.0", "100.0", "50.0", "50.0"]
+    assert "policy_error: 1" in row[-1]
+    assert (tmp_path / "out" / "table2.csv").read_text().startswith("config,calc acc %,writer acc %")
+
+
+def test_plot_is_written_when_matplotlib_is_installed(tmp_path):
+    pytest.importorskip("matplotlib")
+    write_run(tmp_path / "a")
+    report = write_report([tmp_path / "a"], tmp_path / "out")
+    png = tmp_path / "out" / "accuracy_vs_tokens.png"
+    assert png in report.files and png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_records_are_complete_and_partial_ones_are_not_listed(tmp_path):
+    write_run(tmp_path / "a")
+    records = list(iter_episodes(tmp_path / "a"))
+    assert [(r.task_id, len(r.steps), r.end["score"]) for r in records] == [
+        ("calc-sum", 2, 1.0),
+        ("writer-x", 0, None),
+    ]
+    assert records[0].steps[0]["screenshot"] == "calc-sum__run0/step_000.png"
+    with pytest.raises(Exception, match="other settings"):
+        check_run_config(
+            tmp_path / "a", {"policy": "scripted", "context": "win4", "keep_think": False, "runs": 1}
+        )
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (apt-get install chromium)")
+def test_viewer_shows_each_step_in_headless_chromium(tmp_path):
+    write_run(tmp_path / "a")
+    write_report([tmp_path / "a"], tmp_path / "out")
+    page = tmp_path / "a" / "viewer.html"
+    html = page.read_text()
+    assert "src='data:image/png;base64," in html and "file://" not in html  # self-contained
+    flags = [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--no-first-run",
+        "--disable-background-networking",
+    ]
+    flags += ["--disable-component-update", "--disable-sync", f"--user-data-dir={tmp_path / 'profile'}"]
+    command = [CHROMIUM, *flags, "--dump-dom", page.as_uri()]
+    dom = subprocess.run(command, capture_output=True, text=True, timeout=120, check=True).stdout
+    assert dom.count('<img alt="step screenshot"') == 2
+    assert "libreoffice_calc.set_cell_value" in dom and "flat_shape" in dom
+    assert "parse error [no_tool_call]" in dom
+    assert "frame 0: image (window)" in dom
+    assert "error: policy_error" in dom and "HTTP 503" in dom
+    assert "tokens in 1200 / out 30" in dom
