@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -126,6 +127,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     _eval_parser(sub)
     _report_parser(sub)
     args = parser.parse_args(argv)
+    # Custom policies are named by import path relative to where the command runs, as with `python -m`.
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
     try:
         if args.command == "eval":
             return run_eval(args)
