@@ -35,6 +35,22 @@ def gsettings(schema_key_value: str) -> list[str]:
 
 
 DARK_SLIDER = "0;0;0;30;30;30;60;60;60;20;20;20"
+
+
+def set_gimp(file_name: str, line: str) -> list[str]:
+    """Quit GIMP (it rewrites its config when it quits), then put the setting in its file.
+
+    The wait skips zombies: the guest does not reap the apps it launches.
+    """
+    path = f"~/.config/GIMP/2.10/{file_name}"
+    word = line.strip("()").split()[0]
+    return [
+        "pkill gimp; while ps -C gimp -o stat= | grep -qv '^Z'; do sleep 0.1; done",
+        f"mkdir -p ~/.config/GIMP/2.10 && touch {path} && sed -i '/^({word} /d' {path}",
+        f"echo '{line}' >> {path}",
+    ]
+
+
 INFEASIBLE = "infeasible"
 SOLUTIONS: dict[str, list[str] | str] = {
     # Lock the screen automatically: the setup turned lock-enabled off.
@@ -55,6 +71,9 @@ SOLUTIONS: dict[str, list[str] | str] = {
     # The setup turned play-and-exit on.
     "vlc/5ac2891a-eacd-4954-b339-98abba077adb": set_vlc("play-and-exit", "0"),
     "vlc/8ba5ae7a-5ae5-4eab-9fcc-5dd4fe3abf89": set_vlc("input-record-path", "/home/user/Desktop"),
+    "gimp/7767eef2-56a3-4cea-8c9f-48c070c7d65b": set_gimp("gimprc", '(theme "Light")'),
+    "gimp/7b7617bd-57cc-468e-9c91-40c4ec2bcb3d": set_gimp("gimprc", "(undo-levels 100)"),
+    "gimp/d52d6308-ec58-42b7-a2c9-de80e4837b2b": set_gimp("sessionrc", "(hide-docks yes)"),
     # Google Play purchases do not play in VLC.
     "vlc/7882ed6e-bece-4bf0-bada-c32dc1ddae72": INFEASIBLE,
 }
