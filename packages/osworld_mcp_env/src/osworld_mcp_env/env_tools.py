@@ -3,6 +3,10 @@
 The catalogue shown with each observation follows the focused window: its
 ``WM_CLASS`` goes through :mod:`osworld_mcp_env.apps` to an app and its
 namespaces; an app without tools gets an explicit empty list, never every tool.
+
+Every wait here (the tool host's socket appearing, listing a namespace) is bounded
+by the step's :func:`~osworld_mcp_env.deadline.deadline` scope, so a tool host that
+is stopped or gone costs a step its own deadline, not 20 s more.
 """
 
 from __future__ import annotations
@@ -14,11 +18,13 @@ from typing import Any
 
 from osworld_mcp_env.apps import app_namespaces
 from osworld_mcp_env.backends.base import Desktop
+from osworld_mcp_env.deadline import budget
 from osworld_mcp_env.errors import DesktopError
 from osworld_mcp_env.mcp_client import MCPToolClient, ToolCallResult
 from osworld_mcp_env.mcp_servers.catalog import NAMESPACES
 
 SOCKET_WAIT_S = 20.0
+LIST_TIMEOUT_S = 10.0
 
 
 class ToolCatalogue:
@@ -42,19 +48,18 @@ class ToolCatalogue:
 
     def _wait_for_socket(self) -> None:
         # The tool host starts beside the guest server and listens ~1 s later.
-        deadline = time.monotonic() + SOCKET_WAIT_S
+        wait = budget(SOCKET_WAIT_S)
+        deadline = time.monotonic() + wait
         while not os.path.exists(self.socket_path):
             if time.monotonic() > deadline:
-                raise DesktopError(
-                    f"The MCP tool host did not open {self.socket_path} in {SOCKET_WAIT_S:g} s."
-                )
+                raise DesktopError(f"The MCP tool host did not open {self.socket_path} in {wait:g} s.")
             time.sleep(0.02)
 
     def namespace_tools(self, namespace: str) -> list[dict[str, Any]]:
         """The tool schemas of one namespace as the model sees them."""
         if namespace not in self._schemas:
             self._wait_for_socket()
-            tools = self._client.list_tools(namespace)
+            tools = self._client.list_tools(namespace, timeout_s=budget(LIST_TIMEOUT_S))
             self._schemas[namespace] = [
                 {
                     "name": tool.name,
