@@ -73,3 +73,25 @@ def test_cli_prints_the_table_and_lists(tmp_path: Path, capsys: pytest.CaptureFi
     assert "os" in out and "unknown metric 'no_such_metric'" in out and "os/t3\tunsupported" in out
     # No folder given and no OSWORLD_EXAMPLES: a usage error, not a crash.
     assert main(["tasks", "--coverage"], {}) == 2
+
+
+def test_what_the_desktop_lacks_is_the_reason_unless_the_task_is_infeasible(tmp_path: Path):
+    clock = {"type": "vm_command_line", "command": "timedatectl status"}
+    path = write_task(tmp_path / "os", "t4", result=clock)
+    assert assess(path).reason == "the embedded desktop lacks systemd (timedatectl)"
+    sudo = {"type": "vm_command_line", "command": "echo {CLIENT_PASSWORD} | sudo -S ls", "shell": True}
+    assert "sudo" in assess(write_task(tmp_path / "os", "t5", result=sudo)).reason
+    # An infeasible task is scored on the declaration alone: its setup's needs do not matter.
+    infeasible = json.loads(path.read_text())
+    infeasible["evaluator"] = {"func": "infeasible"}
+    infeasible["config"] = [{"type": "execute", "parameters": {"command": "sudo ls", "shell": True}}]
+    path.write_text(json.dumps(infeasible))
+    assert assess(path).status == RUNNABLE
+
+
+def test_a_url_in_the_instruction_needs_the_internet(tmp_path: Path):
+    path = write_task(tmp_path / "vlc", "t6")
+    task = json.loads(path.read_text())
+    task["instruction"] = "Stream https://example.com/live.m3u8 in VLC."
+    path.write_text(json.dumps(task))
+    assert assess(path).reason == "website on the internet (a url in the instruction)"

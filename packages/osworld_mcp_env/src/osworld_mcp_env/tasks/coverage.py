@@ -7,14 +7,17 @@ Every task JSON is loaded leniently, then put in exactly one bucket:
 * ``needs file cache``: runnable once the listed cache files are present.
 * unsupported, with the first reason that applies, in this order: an app the embedded
   desktop does not ship (VS Code), Google Drive or an online account, a website on the
-  internet (``chrome_open_tabs`` of an http(s) url, ``proxy: true``), then the first
-  unimplemented name (metric, getter, setup step, option).
+  internet (``chrome_open_tabs`` of an http(s) url, ``proxy: true``, a url in the
+  instruction), a program OSWorld's VM has and this desktop lacks (sudo, PulseAudio,
+  systemd, GNOME Shell, found in the task's commands), then the first unimplemented
+  name (metric, getter, setup step, option).
 """
 
 from __future__ import annotations
 
 import collections
 import json
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -64,6 +67,35 @@ def _internet_reason(task: Task) -> str:
                 return "website on the internet (chrome_open_tabs)"
     if task.proxy:
         return "website on the internet (proxy: true)"
+    if re.search(r"https?://", task.instruction):
+        return "website on the internet (a url in the instruction)"
+    return ""
+
+
+# What OSWorld's Ubuntu VM has and the embedded desktop lacks, found in a task's commands.
+MISSING_ON_DESKTOP = (
+    (re.compile(r"\bsudo\b"), "sudo (the desktop user has no root)"),
+    (re.compile(r"\bpactl\b|\bpulseaudio\b"), "PulseAudio"),
+    (re.compile(r"\btimedatectl\b"), "systemd (timedatectl)"),
+    (re.compile(r"\borg\.gnome\.shell\b"), "GNOME Shell settings"),
+    (re.compile(r"\bgnome-terminal\b"), "gnome-terminal"),
+    (re.compile(r"\bnautilus\b"), "Nautilus"),
+    (re.compile(r"hotkey\('ctrl', 'alt', 't'\)"), "a Ctrl+Alt+T terminal shortcut"),
+)
+
+
+def _desktop_reason(task: Task) -> str:
+    """What a feasible task's commands need that the embedded desktop lacks ("" when nothing).
+
+    An infeasible task is scored on the agent's declaration alone, so what its setup
+    cannot do here does not matter.
+    """
+    if task.evaluator.infeasible:
+        return ""
+    text = json.dumps([task.to_dict()["config"], task.to_dict()["evaluator"]])
+    for pattern, what in MISSING_ON_DESKTOP:
+        if pattern.search(text):
+            return f"the embedded desktop lacks {what}"
     return ""
 
 
@@ -106,7 +138,7 @@ def assess(path: Path, cache: FileCache | None = None) -> TaskCoverage:
         task = read_task_file(path, strict=False)
     except (TaskError, json.JSONDecodeError) as exc:
         return TaskCoverage(path, domain, False, "unsupported", "does not load", str(exc))
-    reason = _internet_reason(task)
+    reason = _internet_reason(task) or _desktop_reason(task)
     if reason:
         return TaskCoverage(path, domain, True, "unsupported", reason)
     if task.unsupported:

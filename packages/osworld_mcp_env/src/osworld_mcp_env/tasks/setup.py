@@ -17,11 +17,12 @@ from __future__ import annotations
 import logging
 import shlex
 from collections.abc import Callable, Mapping, Sequence
+from http import HTTPStatus
 from pathlib import Path
 from typing import Any, Protocol
 
 from osworld_mcp_env.backends.base import Desktop, ExecResult
-from osworld_mcp_env.errors import DesktopError, SetupStepError
+from osworld_mcp_env.errors import DesktopError, GuestRequestError, SetupStepError
 from osworld_mcp_env.tasks.cache import url_basename
 from osworld_mcp_env.tasks.context import TaskContext
 from osworld_mcp_env.tasks.model import SetupStep
@@ -179,20 +180,32 @@ def sleep(desktop: Desktop, context: TaskContext, /, seconds: float) -> None:
     context.sleep(min(float(seconds), context.config.max_sleep_s))
 
 
+def _on_window(
+    act: Callable[..., None], context: TaskContext, window_name: str, strict: Any, by_class: Any
+) -> None:
+    try:
+        act(window_name, strict=_boolish(strict), by_class=_boolish(by_class))
+    except GuestRequestError as exc:
+        if exc.status != HTTPStatus.NOT_FOUND:
+            raise
+        # OSWorld's setup controller logs a window it cannot find and goes on.
+        logger.warning("task %s: no window matches %r; setup goes on", context.task_id, window_name)
+
+
 @register_setup_step("activate_window")
 def activate_window(
     desktop: Desktop, context: TaskContext, /, window_name: str, strict: Any = False, by_class: Any = False
 ) -> None:
-    """Raises and focuses a window by title or class (``/setup/activate_window``)."""
-    desktop.activate_window(window_name, strict=_boolish(strict), by_class=_boolish(by_class))
+    """Raises and focuses a window by title or class (``/setup/activate_window``); none is no error."""
+    _on_window(desktop.activate_window, context, window_name, strict, by_class)
 
 
 @register_setup_step("close_window")
 def close_window(
     desktop: Desktop, context: TaskContext, /, window_name: str, strict: Any = False, by_class: Any = False
 ) -> None:
-    """Closes a window by title or class (``/setup/close_window``)."""
-    desktop.close_window(window_name, strict=_boolish(strict), by_class=_boolish(by_class))
+    """Closes a window by title or class (``/setup/close_window``); none is no error."""
+    _on_window(desktop.close_window, context, window_name, strict, by_class)
 
 
 def _files(files: Any, keys: tuple[str, str]) -> list[Mapping[str, str]]:
