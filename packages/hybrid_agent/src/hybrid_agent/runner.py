@@ -128,6 +128,7 @@ class _Episode:
     shown: tuple[ToolSpec, ...] = ()
     app: str | None = None
     plan: list[dict[str, Any]] = field(default_factory=list)
+    frame: Frame | None = None
     prepare_s: float = 0.0
 
 
@@ -283,6 +284,7 @@ class Runner:
             episode.steps, Observation(frame, tool_result), obs["instruction"], shown, self.context_config
         )
         episode.shown = shown
+        episode.frame = frame
         episode.app = obs.get("active_app") or None
         episode.plan = context.plan.to_dicts()
         episode.request = PolicyRequest(
@@ -358,7 +360,7 @@ class Runner:
             record["evidence"] = asdict(evidence) if evidence is not None else None
             episode.steps.append(
                 Step(
-                    Frame.from_array(episode.obs["screenshot"]),
+                    episode.frame or Frame.from_array(episode.obs["screenshot"]),
                     record["tool_result_shown"],
                     generation.text,
                     call,
