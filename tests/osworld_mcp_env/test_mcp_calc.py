@@ -200,3 +200,12 @@ def test_bad_names_are_tool_errors_that_name_the_fix(call: ToolCaller, book: Pat
     assert "sheets are ['Data', 'Other']" in call.error(NS + "rename_sheet", old_name="Nope", new_name="x")
     assert "column letter" in call.error(NS + "get_column_data", column_name="1A")
     assert "10..400" in call.error(NS + "set_zoom_level", zoom_percentage=5)
+
+
+def test_work_over_the_cell_limit_is_refused_before_any_cell_is_touched(call: ToolCaller, book: Path) -> None:
+    """A whole-sheet range is 17 billion UNO round trips; the office serves one call at a time."""
+    whole_sheet = call.error(NS + "highlight_range", range_str="A1:XFD1048576")
+    assert "17179869184 cells" in whole_sheet and "at most 100000" in whole_sheet
+    assert "at most 100000" in call.error(NS + "auto_fill_down", source_range="B2:B3", rows_to_fill=10**9)
+    assert "at most 100000" in call.error(NS + "transpose_range", source_range="A1:Z10000", target_cell="AA1")
+    assert call.data(NS + "get_column_data", column_name="B")[:2] == ["Score", 3]

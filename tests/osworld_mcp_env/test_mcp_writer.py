@@ -104,3 +104,13 @@ def test_export_and_errors(call: ToolCaller, document: Path) -> None:
     assert document.with_suffix(".pdf").read_bytes().startswith(b"%PDF") and effect["unit"] == "bytes"
     assert "Invalid regular expression" in call.error(NS + "set_color", pattern="(", color=0)
     assert "out of range" in call.error(NS + "set_font", font_name="X", paragraph_indices=[99])
+
+
+def test_a_catastrophic_regex_is_stopped_and_the_office_keeps_serving(
+    call: ToolCaller, document: Path
+) -> None:
+    """(a|aa)+$ backtracks exponentially over a run of a's: stopped at regex_timeout_s."""
+    assert call.effect(NS + "find_and_replace", pattern="The cat", replacement="a" * 80)["count"] == 1
+    text = call.error(NS + "set_color", pattern="(a|aa)+$", color=0xFF0000)
+    assert "took over 2.0 s" in text and "simplify" in text
+    assert call.effect(NS + "set_color", pattern="mat", color=0xFF0000)["count"] == 1
