@@ -1,5 +1,16 @@
 """Metrics with OSWorld's names; importing this package registers them."""
 
-from osworld_mcp_env.evaluators.metrics import a11y, docs, general, gimp, images, records, slides, table, vlc
+from osworld_mcp_env.evaluators.metrics import (
+    a11y,
+    docs,
+    general,
+    gimp,
+    images,
+    records,
+    slides,
+    table,
+    table_objects,
+    vlc,
+)
 
-__all__ = ["a11y", "docs", "general", "gimp", "images", "records", "slides", "table", "vlc"]
+__all__ = ["a11y", "docs", "general", "gimp", "images", "records", "slides", "table", "table_objects", "vlc"]

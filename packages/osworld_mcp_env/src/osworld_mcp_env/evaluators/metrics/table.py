@@ -236,11 +236,12 @@ def _zoom(books: Books, rule: Mapping[str, Any]) -> bool:
 
 @dataclass(frozen=True)
 class TableRule:
-    """One ``compare_table`` rule type: its check, and the keys it needs and accepts."""
+    """One ``compare_table`` rule type: its check, the keys it needs and accepts, and its load-time check."""
 
     check: Callable[[Books, Mapping[str, Any]], bool]
     required: tuple[str, ...]
     optional: tuple[str, ...] = ()
+    problems: Callable[[Mapping[str, Any]], list[str]] | None = None
 
 
 PAIR = ("sheet_idx0", "sheet_idx1")
@@ -291,6 +292,8 @@ def _rule_problems(i: int, rule: Any) -> list[str]:
             out.append(f"{at}: comparison {spec_.get('type')!r} is unknown.")
     if kind == "zoom" and not METHOD_RE.match(str(rule.get("method"))):
         out.append(f"{at}: method {rule.get('method')!r} is not implemented.")
+    if spec.problems is not None:
+        out += [f"{at}: {p}" for p in spec.problems(rule)]
     return out
 
 
