@@ -10,7 +10,20 @@ from osworld_mcp_env.evaluators.metrics import (
     slides,
     table,
     table_objects,
+    thunderbird,
     vlc,
 )
 
-__all__ = ["a11y", "docs", "general", "gimp", "images", "records", "slides", "table", "table_objects", "vlc"]
+__all__ = [
+    "a11y",
+    "docs",
+    "general",
+    "gimp",
+    "images",
+    "records",
+    "slides",
+    "table",
+    "table_objects",
+    "thunderbird",
+    "vlc",
+]

@@ -79,7 +79,8 @@ def compare_text_file(result: Any, expected: Any, **options: Any) -> float:
     return float(got == want)
 
 
-def _record_matches(pattern: Mapping[str, Any], record: Mapping[str, Any]) -> bool:
+def record_matches(pattern: Mapping[str, Any], record: Mapping[str, Any]) -> bool:
+    """OSWorld's ``_match_record``: every key of ``pattern`` is in ``record`` with an equal value."""
     return all(k in record and record[k] == v for k, v in pattern.items())
 
 
@@ -99,8 +100,8 @@ def check_csv(result: Any, expected: Any, **options: Any) -> float:
     try:
         with open(result, newline="", encoding="utf-8", errors="replace") as f:
             for record in csv.DictReader(f):
-                found = [hit or _record_matches(p, record) for hit, p in zip(found, expect, strict=True)]
-                if any(_record_matches(p, record) for p in unexpect):
+                found = [hit or record_matches(p, record) for hit, p in zip(found, expect, strict=True)]
+                if any(record_matches(p, record) for p in unexpect):
                     return 0.0
     except FileNotFoundError:
         return 0.0
