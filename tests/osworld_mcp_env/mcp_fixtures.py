@@ -28,6 +28,7 @@ INNER_HOME = PurePosixPath("/home/user")
 
 # Runs inside the desktop (UNO listens on its private loopback): opens one file
 # visibly and closes every other document unsaved, so each test starts from one file.
+# It reports each stage on stderr: when it times out, the failure says where it hung.
 _OPEN_SCRIPT = """
 import os, sys, time, uno
 ctx = uno.getComponentContext()
@@ -41,6 +42,7 @@ while True:
         if time.monotonic() > deadline:
             raise
         time.sleep(0.05)
+print("connected", flush=True, file=sys.stderr)
 desktop = remote.ServiceManager.createInstanceWithContext("com.sun.star.frame.Desktop", remote)
 old = []
 comps = desktop.getComponents().createEnumeration()
@@ -48,7 +50,9 @@ while comps.hasMoreElements():
     old.append(comps.nextElement())
 pv = uno.createUnoStruct("com.sun.star.beans.PropertyValue")
 pv.Name, pv.Value = "Hidden", False
+print(f"loading beside {len(old)} open documents", flush=True, file=sys.stderr)
 doc = desktop.loadComponentFromURL(uno.systemPathToFileUrl(sys.argv[1]), "_blank", 0, (pv,))
+print("loaded", flush=True, file=sys.stderr)
 # Close the old ones after the new one is up: an office left with no document
 # shows its Start Center or quits.
 for comp in old:
@@ -133,7 +137,9 @@ class Sandbox:
         result = self.desktop.execute(
             [self.desktop.config.guest_python, "-c", script, *args], timeout=timeout
         )
-        assert result.ok, result
+        if not result.ok:
+            windows = [f"{w.wm_class}: {w.title}" for w in self.desktop.windows()]
+            raise AssertionError(f"{result}; windows: {windows}")
 
     def open_office(self, inner: str) -> None:
         """Closes every LibreOffice document and opens ``inner`` (starting the office if needed)."""

@@ -378,9 +378,10 @@ class _HostLink:
 
     async def _session(self, namespace: str) -> ClientSession:
         link = self.sessions.get(namespace)
-        if link is not None and not link.holder.done():
-            return link.session
-        self._drop(namespace)
+        if link is not None:
+            if not link.holder.done():
+                return link.session
+            self._drop(namespace)
         if not os.path.exists(self.socket_path):
             raise HostUnavailable(
                 f"The tool host's socket {self.socket_path} does not exist.", dispatched=False
