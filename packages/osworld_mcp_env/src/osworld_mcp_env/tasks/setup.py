@@ -14,15 +14,15 @@ step type is one decorated function. Differences from OSWorld, on purpose:
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import shlex
-from collections.abc import Callable, Mapping, Sequence
-from http import HTTPStatus
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
 from osworld_mcp_env.backends.base import Desktop, ExecResult
-from osworld_mcp_env.errors import DesktopError, GuestRequestError, SetupStepError
+from osworld_mcp_env.errors import DesktopError, GuestRequestError, GuestTimeout, SetupStepError
 from osworld_mcp_env.tasks.cache import url_basename
 from osworld_mcp_env.tasks.context import TaskContext
 from osworld_mcp_env.tasks.model import SetupStep
@@ -113,9 +113,10 @@ def fill_placeholders(
 
 @register_setup_step("launch")
 def launch(desktop: Desktop, context: TaskContext, /, command: Any, shell: Any = False) -> None:
-    """Starts a command without waiting for it (``/setup/launch``)."""
+    """Starts a command without waiting for it (``/setup/launch``); a missing program is no error."""
     sh = _boolish(shell)
-    desktop.launch(_command(command, sh), shell=sh)
+    with _logged_if_refused(context, f"launch of {command!r}"):
+        desktop.launch(_command(command, sh), shell=sh)
 
 
 @register_setup_step("open")
@@ -180,16 +181,26 @@ def sleep(desktop: Desktop, context: TaskContext, /, seconds: float) -> None:
     context.sleep(min(float(seconds), context.config.max_sleep_s))
 
 
+@contextlib.contextmanager
+def _logged_if_refused(context: TaskContext, what: str) -> Iterator[None]:
+    """OSWorld's setup controller logs a request its server refuses and goes on; so do we.
+
+    Refused means the guest answered with an error (no such window, no such program).
+    A guest that does not answer still raises: the desktop, not the task, is broken.
+    """
+    try:
+        yield
+    except GuestRequestError as exc:
+        if exc.status is None or isinstance(exc, GuestTimeout):
+            raise
+        logger.warning("task %s: %s refused (%s); setup goes on", context.task_id, what, exc)
+
+
 def _on_window(
     act: Callable[..., None], context: TaskContext, window_name: str, strict: Any, by_class: Any
 ) -> None:
-    try:
+    with _logged_if_refused(context, f"window {window_name!r}"):
         act(window_name, strict=_boolish(strict), by_class=_boolish(by_class))
-    except GuestRequestError as exc:
-        if exc.status != HTTPStatus.NOT_FOUND:
-            raise
-        # OSWorld's setup controller logs a window it cannot find and goes on.
-        logger.warning("task %s: no window matches %r; setup goes on", context.task_id, window_name)
 
 
 @register_setup_step("activate_window")
