@@ -2,6 +2,7 @@
 
 from osworld_mcp_env.evaluators.metrics import (
     a11y,
+    chrome,
     docs,
     general,
     gimp,
@@ -16,6 +17,7 @@ from osworld_mcp_env.evaluators.metrics import (
 
 __all__ = [
     "a11y",
+    "chrome",
     "docs",
     "general",
     "gimp",
