@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import time
 from pathlib import Path
 
@@ -9,6 +10,7 @@ import pytest
 from osworld_mcp_env.errors import DesktopStartError
 from osworld_mcp_env.evaluators import GETTERS, evaluate
 from osworld_mcp_env.tasks import TaskContext, load_task
+from PIL import Image
 
 pytestmark = pytest.mark.desktop
 DEADLINE_S = 60
@@ -93,3 +95,24 @@ def test_vlc_config_reads_the_users_vlcrc(desktop, tmp_path: Path):
     assert Path(path) == tmp_path / "vlcrc" and Path(path).read_text().endswith("qt-bgcone=0\n")
     desktop.execute("rm ~/.config/vlc/vlcrc", shell=True)
     assert GETTERS.get("vlc_config")(desktop, ctx, {"dest": "vlcrc"}) is None
+
+
+def test_wallpaper_is_the_picture_gnome_settings_name(desktop, tmp_path: Path):
+    desktop.restart()
+    ctx = TaskContext("t", tmp_path)
+    picture = io.BytesIO()
+    Image.new("RGB", (64, 48), (200, 30, 30)).save(picture, "PNG")
+    desktop.upload_file("/home/user/Pictures/red.png", picture.getvalue())
+    # Nothing set: an empty file, which no image metric can open (as in OSWorld).
+    assert Path(GETTERS.get("vm_wallpaper")(desktop, ctx, {"dest": "none.png"})).read_bytes() == b""
+    desktop.execute(
+        [
+            "gsettings",
+            "set",
+            "org.gnome.desktop.background",
+            "picture-uri",
+            "file:///home/user/Pictures/red.png",
+        ]
+    )
+    path = GETTERS.get("vm_wallpaper")(desktop, ctx, {"dest": "wall.png"})
+    assert Path(path).read_bytes() == picture.getvalue()

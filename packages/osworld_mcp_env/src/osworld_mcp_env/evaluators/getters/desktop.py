@@ -1,4 +1,4 @@
-"""Getters of the desktop's own state: screen and window sizes, accessibility tree, terminal text."""
+"""Getters of the desktop's own state: screen and window sizes, a11y tree, terminal text, wallpaper."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from typing import Any
 
 from osworld_mcp_env.backends.base import Desktop
 from osworld_mcp_env.errors import DesktopError, EvaluationError
+from osworld_mcp_env.evaluators.getters.files import save_result
 from osworld_mcp_env.evaluators.registry import register_getter
 from osworld_mcp_env.tasks.context import TaskContext
 
@@ -64,3 +65,21 @@ def vm_terminal_output(desktop: Desktop, context: TaskContext, config: Mapping[s
     except DesktopError as exc:
         raise EvaluationError(f"vm_terminal_output: the desktop did not answer: {exc}") from exc
     return done.output if done.returncode == 0 else None
+
+
+@register_getter("vm_wallpaper")
+def vm_wallpaper(desktop: Desktop, context: TaskContext, config: Mapping[str, Any], /) -> str:
+    """Copies the picture GNOME's ``org.gnome.desktop.background picture-uri`` names to ``<work_dir>/<dest>``.
+
+    The uri is cleaned as OSWorld's server cleans it (``file://`` and quotes removed, no
+    unquoting). No wallpaper set, or no such file, gives an empty file, as OSWorld's
+    getter writes; an image metric then cannot open it.
+    """
+    command = ["gsettings", "get", "org.gnome.desktop.background", "picture-uri"]
+    try:
+        done = desktop.execute(command, timeout=TERMINAL_TIMEOUT_S)
+        path = done.output.strip().replace("file://", "").replace("'", "")
+        data = desktop.read_file(path) if done.returncode == 0 and path.startswith("/") else None
+    except DesktopError as exc:
+        raise EvaluationError(f"vm_wallpaper: the desktop did not answer: {exc}") from exc
+    return save_result(context, config["dest"], data or b"")
