@@ -18,6 +18,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from osworld_mcp_env import validate
 from osworld_mcp_env.tasks.coverage import coverage
 
 
@@ -45,6 +46,7 @@ def _parser(environ: os._Environ[str] | dict[str, str]) -> argparse.ArgumentPars
         choices=["all", "runnable offline", "needs file cache", "unsupported"],
         help="Also list the tasks with that status, one per line.",
     )
+    validate.add_parser(sub)
     return p
 
 
@@ -52,6 +54,8 @@ def main(argv: Sequence[str] | None = None, environ: dict[str, str] | None = Non
     """Runs the CLI; returns the exit code (2 on a usage error)."""
     env = os.environ if environ is None else environ
     args = _parser(env).parse_args(argv)
+    if args.command == "validate":
+        return validate.main(args)
     examples = args.examples or ([Path(env["OSWORLD_EXAMPLES"])] if env.get("OSWORLD_EXAMPLES") else [])
     if not examples:
         print("osworld-mcp: give --examples DIR (or set OSWORLD_EXAMPLES).", file=sys.stderr)

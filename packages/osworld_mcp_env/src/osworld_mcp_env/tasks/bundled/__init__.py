@@ -1,4 +1,9 @@
-"""The bundled offline suite: three small OSWorld-format tasks whose files are made here.
+"""The bundled offline suites: three fixed tasks and the seeded templates, files made here.
+
+``bundled`` (:data:`BUNDLED_TASK_IDS`) is the original three-task suite;
+``seeded`` is every registered template of :mod:`osworld_mcp_env.tasks.templates`
+(modules ``calc``, ``writer``, ``os``, ``multi_apps``, ... beside this one), whose
+seed-0 instances also lie here as JSON (``seeded/<domain>/<id>.json``).
 
 The task JSONs lie beside this module (``<id>.json``); their scripted solutions in
 ``solutions/<id>.json`` (``"oracle"`` scores 1, ``"wrong"`` scores 0). Input and
@@ -20,7 +25,9 @@ import docx
 import openpyxl
 
 from osworld_mcp_env.errors import TaskNotFound
+from osworld_mcp_env.tasks.bundled import calc, multi_apps, os, writer  # noqa: F401 - register templates
 from osworld_mcp_env.tasks.cache import FileCache
+from osworld_mcp_env.tasks.templates import instantiate, parse_instance_id
 
 BUNDLED_TASK_IDS = ("calc-sum-column", "writer-replace-word", "os-create-file")
 BUNDLED_URL = "https://bundled.osworld-mcp-env.invalid"
@@ -32,7 +39,7 @@ WRITER_PARAGRAPHS = (
     "Revenue grew by 12 percent while costs fell.",
 )
 
-SolutionVariant = Literal["oracle", "wrong"]
+SolutionVariant = Literal["oracle", "wrong", "tools"]
 
 
 def _xlsx(rows: Iterable[Iterable[Any]]) -> bytes:
@@ -106,18 +113,27 @@ def materialize_bundled_files(
 
 
 def bundled_solution(task_id: str, variant: SolutionVariant = "oracle") -> list[dict[str, Any]]:
-    """The scripted action list of a bundled task: ``"oracle"`` (scores 1) or ``"wrong"`` (scores 0).
+    """The scripted action list of a bundled task or template instance (``<template>@<seed>``).
 
-    Each item is an action call ``{"name": "computer_use", "arguments": {...}}`` in pixels
-    of a 1920x1080 screen.
+    ``"oracle"``: GUI actions only (scores 1); ``"wrong"``: a near miss (scores < 1);
+    ``"tools"``: the MCP-tool oracle (scores 1). GUI calls are in pixels of a 1920x1080 screen.
 
     Raises:
-        TaskNotFound: No bundled task or no such variant.
+        TaskNotFound: No bundled task, no such variant, or no tool route for this task.
     """
+    if variant not in ("oracle", "wrong", "tools"):
+        raise TaskNotFound(f"Unknown solution variant {variant!r}; use 'oracle', 'wrong' or 'tools'.")
+    if task_id not in GENERATORS:
+        template_id, seed = parse_instance_id(task_id)
+        instance = instantiate(template_id, seed)
+        script = {"oracle": instance.gui, "wrong": instance.near_miss, "tools": instance.tools}[variant]
+        if script is None:
+            raise TaskNotFound(f"Task {task_id!r} is not tool-reachable: it has no 'tools' solution.")
+        return script
     path = resources.files(__name__) / "solutions" / f"{task_id}.json"
     if not path.is_file():
         raise TaskNotFound(f"No bundled solution for {task_id!r}. Known: {', '.join(BUNDLED_TASK_IDS)}.")
     data = json.loads(path.read_text(encoding="utf-8"))
-    if variant not in ("oracle", "wrong"):
-        raise TaskNotFound(f"Unknown solution variant {variant!r}; use 'oracle' or 'wrong'.")
+    if variant not in data:
+        raise TaskNotFound(f"Task {task_id!r} has no {variant!r} solution.")
     return data[variant]
