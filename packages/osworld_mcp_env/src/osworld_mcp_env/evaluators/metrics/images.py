@@ -35,11 +35,23 @@ def ssim(x: np.ndarray, y: np.ndarray, *, win: int = 7, data_range: float = 255.
     return float(s.mean())
 
 
-def _open(path: Any, metric: str) -> Image.Image:
+def open_image(path: Any, metric: str) -> Image.Image:
+    """``Image.open``; a file PIL cannot open is OSWorld's crash, a 0 with the reason here."""
     try:
         return Image.open(path)
     except (OSError, UnidentifiedImageError) as exc:
         raise ZeroScore(f"{metric}: cannot open image {path!r} (OSWorld raises): {exc}") from exc
+
+
+def structure_same(a: Image.Image, b: Image.Image, threshold: float = 0.9) -> bool:
+    """OSWorld's ``structure_check_by_ssim``: both at least 7x7, same size, RGB SSIM >= threshold.
+
+    The SSIM of RGB images is the mean of the three channels' (skimage's ``channel_axis``).
+    """
+    if min(a.size) < 7 or min(b.size) < 7 or a.size != b.size:
+        return False
+    x, y = np.asarray(a.convert("RGB")), np.asarray(b.convert("RGB"))
+    return float(np.mean([ssim(x[..., c], y[..., c]) for c in range(3)])) >= threshold
 
 
 @register_metric("compare_images", options=("reference_base_result",))
@@ -50,7 +62,8 @@ def compare_images(result: Any, expected: Any, **options: Any) -> float:
     """
     if not result or not expected:
         return 0.0
-    a, b = _open(result, "compare_images").convert("L"), _open(expected, "compare_images").convert("L")
+    a = open_image(result, "compare_images").convert("L")
+    b = open_image(expected, "compare_images").convert("L")
     size = min(a.size, b.size)
     a, b = a.resize(size, Image.Resampling.LANCZOS), b.resize(size, Image.Resampling.LANCZOS)
     if min(size) < 7:
@@ -71,8 +84,4 @@ def check_structure_sim(result: Any, expected: Any, **options: Any) -> float:
         a, b = Image.open(result), Image.open(expected)
     except (OSError, UnidentifiedImageError):
         return 0.0  # OSWorld catches every error of this metric
-    if a.size != b.size or min(a.size) < 7:
-        return 0.0
-    x, y = np.asarray(a.convert("RGB")), np.asarray(b.convert("RGB"))
-    score = float(np.mean([ssim(x[..., c], y[..., c]) for c in range(3)]))
-    return float(score >= 0.9)
+    return float(structure_same(a, b))

@@ -11,9 +11,10 @@ rule), the table scores 0 with the reason (:class:`~osworld_mcp_env.evaluators.r
 
 Conditional formats in a ``style`` rule: OSWorld evaluates their formulas with the
 ``formulas`` engine. Here a ``cellIs`` rule whose operands are literals (numbers,
-quoted text) is evaluated the same way, one whose operand refers to cells is skipped
-(OSWorld's compiled formula cannot be called without its inputs, and it skips the
-rule too), and any other conditional format stops the evaluator with an
+quoted text, booleans) is evaluated the same way; one whose operand refers to cells
+is skipped (OSWorld's compiled formula cannot be called without its inputs, and it
+skips the rule too), except that a single absolute reference (``$B$2``) scores 0, as
+OSWorld raises building its cell range; any other conditional format stops the evaluator with an
 :class:`~osworld_mcp_env.errors.EvaluationError` naming it: this package has no
 formula engine, and a silently different score is worse than none.
 """
@@ -218,6 +219,7 @@ _CF_OPERATORS: dict[str, Callable[[Any, list[Any]], bool]] = {
     "between": lambda v, r: min(r) <= v <= max(r),
     "notBetween": lambda v, r: v < min(r) or v > max(r),
 }
+_ABSOLUTE_REF = re.compile(r"\$[A-Z]{1,3}\$\d+(?P<range>:\$[A-Z]{1,3}\$\d+)?")
 _NUMBER = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
 _CELL_REF = re.compile(r"\$?[A-Za-z]{1,3}\$?\d+")
 
@@ -270,6 +272,11 @@ def _styles(books: Books, idx: Any, rule: Mapping[str, Any]) -> dict[str, list[A
     book, name = books.cell_source(idx)
     for fmt in sheet.conditional_formatting:
         for cf in fmt.rules:
+            if any(m.group("range") is None for f in cf.formula for m in _ABSOLUTE_REF.finditer(f)):
+                # OSWorld reads each absolute reference's cells, and builds "B2:" for a single one.
+                raise ZeroScore(
+                    f"style: conditional format {cf.formula!r} (OSWorld raises on a single $A$1 reference)"
+                )
             if cf.type != "cellIs":
                 raise EvaluationError(f"style: conditional format type {cf.type!r} needs a formula engine")
             active = _cell_is(cf)
