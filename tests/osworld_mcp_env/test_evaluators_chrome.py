@@ -1,4 +1,9 @@
-"""``is_expected_bookmarks`` on hand-made bookmark roots, with the score OSWorld's function gives and why."""
+"""``is_expected_bookmarks`` on hand-made bookmark roots, with the score OSWorld's function gives and why.
+
+The expected scores were also checked by running OSWorld's own function on the same
+inputs (outside this repository); they differ only where OSWorld crashes (a missing
+file, a rule the task got wrong), which scores 0 or stops the evaluator here.
+"""
 
 from __future__ import annotations
 

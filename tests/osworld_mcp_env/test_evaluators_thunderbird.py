@@ -1,4 +1,9 @@
-"""Thunderbird metrics on hand-made ``prefs.js`` and ``msgFilterRules.dat``, with OSWorld's score and why."""
+"""Thunderbird metrics on hand-made ``prefs.js`` and ``msgFilterRules.dat``, with OSWorld's score and why.
+
+The expected scores were also checked by running OSWorld's own function on the same
+inputs (outside this repository); they differ only where OSWorld crashes (a missing
+file, a rule the task got wrong), which scores 0 or stops the evaluator here.
+"""
 
 from __future__ import annotations
 
