@@ -4,8 +4,11 @@ Agent mistakes never raise out of :meth:`OSWorldMCPEnv.step`: malformed JSON, an
 unknown action or tool, bad arguments, off-screen coordinates, an oversize
 payload, a hung app: each becomes ``info["error"] = {"code", "message", ...}``
 and an ``Error [...]`` line in ``obs["tool_result"]``, nothing is dispatched on a
-validation error, and the episode goes on. Wiring mistakes (an unknown backend,
-a task that names an unknown metric) raise at construction or reset.
+validation error, and the episode goes on. Desktop faults are values too: a
+dead X server, guest server, window manager or tool host gives ``desktop_error``,
+a hung one ``timeout`` once the step's deadline (``step_timeout_s``) passes, and
+the next ``reset`` repairs the desktop. Wiring mistakes (an unknown backend, a
+task that names an unknown metric) raise at construction or reset.
 """
 
 from __future__ import annotations
