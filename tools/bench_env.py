@@ -127,17 +127,33 @@ def bench_vector(n_envs: int, steps: int, enable_mcp: bool) -> dict[str, float]:
 
 
 def _sandbox_pids() -> list[int]:
-    """Processes of every sandbox on this host (their host uids start at 3,000,000; root only)."""
-    from osworld_mcp_env.backends.local import HOST_UID_BASE
+    """Processes of this benchmark's sandboxes: descendants of this process that run as a sandbox uid.
 
-    pids = []
+    Other desktops on the host (another user's tests) are not descendants, so they do not count.
+    """
+    from osworld_mcp_env.backends.userns import HOST_UID_BASE
+
+    parents: dict[int, int] = {}
     for entry in os.listdir("/proc"):
         if entry.isdigit():
             try:
-                if os.stat(f"/proc/{entry}").st_uid >= HOST_UID_BASE:
-                    pids.append(int(entry))
-            except OSError:
+                with open(f"/proc/{entry}/stat") as f:
+                    parents[int(entry)] = int(f.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
                 continue
+    mine = {os.getpid()}
+    grew = True
+    while grew:
+        found = {pid for pid, parent in parents.items() if parent in mine} - mine
+        mine |= found
+        grew = bool(found)
+    pids = []
+    for pid in mine:
+        try:
+            if os.stat(f"/proc/{pid}").st_uid >= HOST_UID_BASE:
+                pids.append(pid)
+        except OSError:
+            continue
     return pids
 
 
