@@ -197,6 +197,10 @@ def wait(seconds: float) -> Call:
 
 
 DONE = gui("terminate", status="success")
+# ctrl+s, then Return answers LibreOffice's "Keep current format" dialog (default button: keep
+# xlsx/docx/pptx). The waits are generous: on a loaded 2-core machine the dialog and the write
+# lag, and a script cannot wait on state.
+SAVE_KEEP_FORMAT = [key("ctrl", "s"), wait(3), key("Return"), wait(2.5)]
 
 WORDS = (
     "amber", "birch", "cedar", "delta", "ember", "fjord", "grove", "harbor", "island", "juniper",

@@ -1,7 +1,7 @@
 """Calc templates: formulas, data entry and sorting in a seeded xlsx, checked by ``compare_table``.
 
-GUI oracles are keyboard only: ``ctrl+Home`` then Return/Tab moves to the target
-cell (both move the cell cursor without editing), the entry is typed, ``ctrl+s``
+GUI oracles are keyboard only: ``ctrl+Home`` then Return and Right move to the target
+cell, the entry is typed, ``ctrl+s``
 saves and the final Return keeps the xlsx format in LibreOffice's dialog.
 """
 
@@ -17,6 +17,7 @@ from osworld_mcp_env.tasks.templates import (
     DONE,
     HOME,
     NAMES,
+    SAVE_KEEP_FORMAT,
     Call,
     Instance,
     file_stem,
@@ -25,20 +26,21 @@ from osworld_mcp_env.tasks.templates import (
     task_dict,
     tool,
     type_text,
-    wait,
 )
 
 COLS = "ABCDEFGH"
-SAVE_GUI = [key("ctrl", "s"), wait(1.5), key("Return"), wait(1)]
 SAVE_TOOL = tool("libreoffice_calc.save")
 Rows = list[list[Any]]
 
 
 def goto(cell: str) -> list[Call]:
-    """Keyboard moves from A1 to ``cell`` (Return moves down, Tab right)."""
+    """Keyboard moves from A1 to ``cell``: Return moves down, Right right.
+
+    Not Tab: after a Tab, Calc's Return jumps back to the column the Tabs started from.
+    """
     col, row = COLS.index(cell[0]), int(cell[1:])
-    moves = "\n" * (row - 1) + "\t" * col
-    return [key("ctrl", "Home")] + ([type_text(moves)] if moves else [])
+    down = [type_text("\n" * (row - 1))] if row > 1 else []
+    return [key("ctrl", "Home"), *down, *(key("Right") for _ in range(col))]
 
 
 def calc_instance(
@@ -63,7 +65,7 @@ def calc_instance(
         calls: list[Call] = []
         for cell, values in cells.items():
             calls += [*goto(cell), type_text("".join(f"{v}\n" for v in values))]
-        return calls + SAVE_GUI + [DONE]
+        return calls + SAVE_KEEP_FORMAT + [DONE]
 
     task = task_dict(
         task_id,
@@ -133,8 +135,21 @@ def aggregate(label: str, func: str, value: Callable[[list[int]], float]) -> Non
         last = len(rows)
         cell = f"D{rng.randint(2, 4)}"
         formula = f"={func}(B2:B{last})"
-        wrong = f"={func}(B2:B{last - 1})" if func != "MEDIAN" else f"=AVERAGE(B2:B{last})"
-        noun = {"SUM": "total", "AVERAGE": "average", "MAX": "largest value", "MIN": "smallest value"}
+        # Plausible slips (the last row left out, a neighbouring function); the first that
+        # gives another number than the right answer is the near miss.
+        slips = [
+            (f"={func}(B2:B{last - 1})", value(values[:-1])),
+            (f"={func}(B3:B{last})", value(values[1:])),
+            (f"=SUM(B2:B{last})", sum(values)),
+        ]
+        wrong = next(f for f, v in slips if v != value(values))
+        noun = {
+            "SUM": "total",
+            "AVERAGE": "average",
+            "MAX": "largest value",
+            "MIN": "smallest value",
+            "COUNT": "number of values",
+        }
         what = noun.get(func, "median")
         instruction = f"In {{file}}, put the {what} of column B (rows 2 to {last}) into cell {cell}."
         return calc_instance(
@@ -154,6 +169,7 @@ aggregate("average", "AVERAGE", lambda v: sum(v) // len(v))
 aggregate("max", "MAX", max)
 aggregate("min", "MIN", min)
 aggregate("median", "MEDIAN", statistics.median)
+aggregate("count", "COUNT", len)
 
 
 @register_template("calc-count-above", "calc", tools=True)

@@ -400,3 +400,42 @@ def git_commit(rng: random.Random, task_id: str) -> Instance:
         ],
         cwd=root,
     )
+
+
+@register_template("os-make-symlink", "os", tools=False)
+def make_symlink(rng: random.Random, task_id: str) -> Instance:
+    """A symbolic link to a seeded file."""
+    root = folder(rng)
+    target = f"{root}/{rng.choice(WORDS)}_v{rng.randint(2, 9)}.txt"
+    link = f"{root}/latest.txt"
+    return os_instance(
+        task_id,
+        f"Create a symbolic link {link} that points to {target}.",
+        {target: text(["current"])},
+        f"readlink {link}",
+        f"{target}\n",
+        f"ln -s {target} {link}",
+        f"cp {target} {link}",
+        None,
+        cwd=root,
+    )
+
+
+@register_template("os-first-line", "os", tools=False)
+def first_line(rng: random.Random, task_id: str) -> Instance:
+    """The first line of a log copied into its own file."""
+    root = folder(rng)
+    log = f"{root}/events.log"
+    entries = [f"{rng.choice(NAMES)} {w} {rng.randint(10, 99)}" for w in lines(rng, 5)]
+    out = f"{root}/first.txt"
+    return os_instance(
+        task_id,
+        f"Write the first line of {log} (and nothing else) into {out}.",
+        {log: text(entries)},
+        f"cat {out}",
+        f"{entries[0]}\n",
+        f"head -n 1 {log} > {out}",
+        f"tail -n 1 {log} > {out}",
+        None,
+        cwd=root,
+    )

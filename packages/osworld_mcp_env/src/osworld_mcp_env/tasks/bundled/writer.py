@@ -15,6 +15,7 @@ from osworld_mcp_env.tasks.templates import (
     DONE,
     HOME,
     NAMES,
+    SAVE_KEEP_FORMAT,
     WORDS,
     Call,
     Instance,
@@ -24,10 +25,8 @@ from osworld_mcp_env.tasks.templates import (
     task_dict,
     tool,
     type_text,
-    wait,
 )
 
-SAVE_GUI = [key("ctrl", "s"), wait(1.5), key("Return"), wait(1)]
 SAVE_TOOL = tool("libreoffice_writer.save")
 CITIES = ("Lisbon", "Oslo", "Tallinn", "Porto", "Geneva", "Dublin", "Krakow", "Lyon")
 
@@ -71,9 +70,9 @@ def writer_doc(
         task=task,
         inputs={path: docx_bytes(paragraphs)},
         gold={gold_name: docx_bytes(gold)},
-        gui=[*gui, *SAVE_GUI, DONE],
+        gui=[*gui, *SAVE_KEEP_FORMAT, DONE],
         tools=None if tools is None else [*tools, SAVE_TOOL, DONE],
-        near_miss=[*wrong, *SAVE_GUI, DONE],
+        near_miss=[*wrong, *SAVE_KEEP_FORMAT, DONE],
     )
 
 
@@ -103,12 +102,15 @@ def replacement_template(template_id: str, describe: str) -> None:
         name, new_name = rng.sample(NAMES, 2)
         city, new_city = rng.sample(CITIES, 2)
         amount = rng.randint(20, 90) * 100
+        paragraphs = letter(rng, name, city, amount)
+        topic = paragraphs[0].split()[1]
         old, new = {
             "name": (name, new_name),
             "city": (city, new_city),
             "amount": (str(amount), str(amount + rng.randint(1, 9) * 100)),
+            "topic": (topic, next(w.capitalize() for w in WORDS if w.capitalize() != topic)),
+            "closing": ("Best regards", rng.choice(("Kind regards", "Warm regards", "Yours sincerely"))),
         }[describe]
-        paragraphs = letter(rng, name, city, amount)
         gold = [p.replace(old, new) for p in paragraphs]
         typo = new[:-1] + ("x" if new[-1] != "x" else "y")
         instruction = f'In the letter {{file}}, replace "{old}" with "{new}".'
@@ -127,6 +129,8 @@ def replacement_template(template_id: str, describe: str) -> None:
 replacement_template("writer-replace-name", "name")
 replacement_template("writer-replace-city", "city")
 replacement_template("writer-replace-amount", "amount")
+replacement_template("writer-rename-project", "topic")
+replacement_template("writer-change-closing", "closing")
 
 
 @register_template("writer-fill-placeholder", "writer", tools=True)
