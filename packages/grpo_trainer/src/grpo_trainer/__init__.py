@@ -1,0 +1,27 @@
+"""Multi-turn GRPO for hybrid GUI + MCP computer-use agents.
+
+The math is pure and hand-checked: :mod:`~grpo_trainer.rewards` (R(tau) and the
+post-normalisation step terms), :mod:`~grpo_trainer.advantage` (group z-score,
+1/T broadcast, accuracy filter) and :mod:`~grpo_trainer.loss` (clipped
+surrogate, k3 KL). :mod:`~grpo_trainer.rollout` runs G rollouts per task over a
+Gymnasium vector env with ``hybrid_agent``'s context builder;
+:mod:`~grpo_trainer.engine` trains on the step samples and checkpoints exactly.
+torch is imported only by the modules that need it.
+"""
+
+from grpo_trainer.advantage import AdvantageConfig, GroupAdvantages, group_advantages
+from grpo_trainer.episode import Episode, StepSample
+from grpo_trainer.rewards import RETURN_TERMS, STEP_TERMS, RewardConfig, episode_return, step_bonuses
+
+__all__ = [
+    "RETURN_TERMS",
+    "STEP_TERMS",
+    "AdvantageConfig",
+    "Episode",
+    "GroupAdvantages",
+    "RewardConfig",
+    "StepSample",
+    "episode_return",
+    "group_advantages",
+    "step_bonuses",
+]

@@ -1,0 +1,102 @@
+"""Group-relative advantages (the study's Eq. 3) and the accuracy group filter.
+
+Per group of G rollouts of one task (crashed ones already removed):
+
+    A_i = (R_i - mean(R)) / (std(R) + eps) / T_i
+
+broadcast to every step of trajectory i, then each step's post-normalisation terms
+(tool bonus, execution penalty) are added. The 1/T spreads one trajectory's credit
+over its steps, so a long trajectory does not outweigh a short one by having more
+samples. std is the unbiased sample std (as TRL and verl compute it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from grpo_trainer.episode import Episode
+from grpo_trainer.errors import ConfigError
+from grpo_trainer.rewards import RewardConfig, episode_return, step_bonuses, succeeded
+
+
+@dataclass(frozen=True)
+class AdvantageConfig:
+    """Advantage settings.
+
+    Attributes:
+        acc_lo: Groups whose success rate is ``<= acc_lo`` are dropped (nothing to compare).
+        acc_hi: Groups whose success rate is ``>= acc_hi`` are dropped.
+        std_eps: Added to the group std before dividing.
+        min_group: Fewest surviving (non-crashed) rollouts a group needs to be kept.
+    """
+
+    acc_lo: float = 0.05
+    acc_hi: float = 0.95
+    std_eps: float = 1e-6
+    min_group: int = 2
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.acc_lo < self.acc_hi <= 1.0:
+            raise ConfigError(f"Need 0 <= acc_lo < acc_hi <= 1, got ({self.acc_lo}, {self.acc_hi}).")
+        if self.min_group < 2:
+            raise ConfigError(f"min_group must be >= 2 (a z-score needs two rollouts), got {self.min_group}.")
+
+
+def zscore(returns: Sequence[float], eps: float = 1e-6) -> np.ndarray:
+    """``(R - mean) / (std + eps)`` over one group; shape ``(G,) -> (G,)``."""
+    r = np.asarray(returns, dtype=np.float64)
+    std = r.std(ddof=1) if len(r) > 1 else 0.0
+    return (r - r.mean()) / (std + eps)
+
+
+def broadcast_per_step(normalised: Sequence[float], lengths: Sequence[int]) -> list[list[float]]:
+    """Trajectory i's normalised return divided by T_i, repeated for each of its T_i steps."""
+    return [[float(a) / t] * t for a, t in zip(normalised, lengths, strict=True)]
+
+
+def keep_group(success_rate: float, config: AdvantageConfig) -> bool:
+    """The accuracy filter: keep only groups with ``acc_lo < success rate < acc_hi``."""
+    return config.acc_lo < success_rate < config.acc_hi
+
+
+@dataclass(frozen=True)
+class GroupAdvantages:
+    """The outcome of scoring one group.
+
+    Attributes:
+        episodes: The surviving (non-crashed) episodes, in order.
+        advantages: Per surviving episode, one advantage per step sample.
+        returns: R(tau) per surviving episode.
+        success_rate: Share of surviving episodes that succeeded.
+        crashed: Episodes removed because they crashed (never scored).
+        kept: Whether the group enters the gradient (filter and ``min_group`` passed).
+    """
+
+    episodes: list[Episode]
+    advantages: list[list[float]]
+    returns: list[float]
+    success_rate: float
+    crashed: int
+    kept: bool
+
+
+def group_advantages(
+    group: Sequence[Episode], rewards: RewardConfig, config: AdvantageConfig
+) -> GroupAdvantages:
+    """Scores one group: drop crashes, compute R, z-score, 1/T broadcast, add step terms, filter."""
+    alive = [e for e in group if not e.crashed]
+    crashed = len(group) - len(alive)
+    returns = [episode_return(e, rewards) for e in alive]
+    success = float(np.mean([succeeded(e, rewards) for e in alive])) if alive else 0.0
+    kept = len(alive) >= config.min_group and keep_group(success, config)
+    if not alive:
+        return GroupAdvantages([], [], [], 0.0, crashed, False)
+    base = broadcast_per_step(zscore(returns, config.std_eps), [e.length for e in alive])
+    advantages = [
+        [a + b for a, b in zip(steps, step_bonuses(e, rewards), strict=True)]
+        for steps, e in zip(base, alive, strict=True)
+    ]
+    return GroupAdvantages(alive, advantages, returns, success, crashed, kept)

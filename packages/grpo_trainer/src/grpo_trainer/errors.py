@@ -1,0 +1,33 @@
+"""Every exception ``grpo_trainer`` raises, under one base class.
+
+Agent mistakes and crashed episodes are never raised: a crash is recorded on the
+episode and the episode leaves the gradient. The classes below are wiring
+mistakes (a bad config, an unknown registry name, a checkpoint that does not
+match the run) and say how to fix them.
+"""
+
+from __future__ import annotations
+
+from hybrid_agent.errors import unknown_name_message
+
+
+class GRPOError(Exception):
+    """Base class of every error raised by ``grpo_trainer``."""
+
+
+class ConfigError(GRPOError, ValueError):
+    """A config value is out of range, unknown, or contradicts another."""
+
+
+class RegistryError(GRPOError, KeyError):
+    """A registry lookup or registration failed (unknown or duplicate name)."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
+class CheckpointError(GRPOError, RuntimeError):
+    """A checkpoint is missing, partial, or was written by a different configuration."""
+
+
+__all__ = ["CheckpointError", "ConfigError", "GRPOError", "RegistryError", "unknown_name_message"]

@@ -1,0 +1,71 @@
+"""The policy loss: PPO-style clipped surrogate plus a k3 KL to the rollout-time policy.
+
+All functions are pure tensor maps over ``(B, L)`` response tokens with a ``(B, L)``
+mask (1 on response tokens). The KL anchor is the policy that generated the
+samples (``old_logprobs``), as in the study, not a frozen initial model: it bounds
+how far the several updates on one rollout batch may move.
+"""
+
+from __future__ import annotations
+
+import torch
+
+
+def k3_kl(logprobs: torch.Tensor, ref_logprobs: torch.Tensor) -> torch.Tensor:
+    """Schulman's k3 estimator of KL(pi || ref) per token: ``exp(d) - d - 1``, ``d = ref - logp``.
+
+    Non-negative, unbiased, low variance; exactly 0 where the two agree.
+    """
+    d = ref_logprobs - logprobs
+    return torch.exp(d) - d - 1.0
+
+
+def clipped_surrogate(
+    logprobs: torch.Tensor, old_logprobs: torch.Tensor, advantages: torch.Tensor, clip_eps: float
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Per-token ``-min(r A, clip(r, 1-eps, 1+eps) A)`` with ``r = exp(logp - old)``.
+
+    Returns:
+        The per-token loss ``(B, L)`` and a ``(B, L)`` bool tensor of where clipping bound.
+    """
+    ratio = torch.exp(logprobs - old_logprobs)
+    unclipped = ratio * advantages
+    clipped = torch.clamp(ratio, 1.0 - clip_eps, 1.0 + clip_eps) * advantages
+    return -torch.minimum(unclipped, clipped), clipped < unclipped
+
+
+def policy_loss(
+    logprobs: torch.Tensor,
+    old_logprobs: torch.Tensor,
+    advantages: torch.Tensor,
+    mask: torch.Tensor,
+    clip_eps: float = 0.2,
+    kl_beta: float = 0.02,
+) -> tuple[torch.Tensor, dict[str, float]]:
+    """Token-mean of surrogate + ``kl_beta`` * k3 KL over the masked tokens.
+
+    Args:
+        logprobs: ``(B, L)`` current log-probabilities of the response tokens.
+        old_logprobs: ``(B, L)`` rollout-time log-probabilities (also the KL anchor).
+        advantages: ``(B, L)`` per-token advantages (a step's advantage on all its tokens).
+        mask: ``(B, L)`` 1.0 on response tokens, 0.0 on padding.
+        clip_eps: The clip range epsilon.
+        kl_beta: The KL weight.
+
+    Returns:
+        The scalar loss and metrics ``train/pg_loss``, ``train/kl``, ``train/clip_frac``,
+        ``train/tokens``.
+    """
+    surrogate, clipped = clipped_surrogate(logprobs, old_logprobs, advantages, clip_eps)
+    kl = k3_kl(logprobs, old_logprobs)
+    tokens = mask.sum().clamp(min=1.0)
+    pg = (surrogate * mask).sum() / tokens
+    kl_mean = (kl * mask).sum() / tokens
+    loss = pg + kl_beta * kl_mean
+    metrics = {
+        "train/pg_loss": float(pg.detach()),
+        "train/kl": float(kl_mean.detach()),
+        "train/clip_frac": float((clipped.float() * mask).sum() / tokens),
+        "train/tokens": float(mask.sum()),
+    }
+    return loss, metrics
