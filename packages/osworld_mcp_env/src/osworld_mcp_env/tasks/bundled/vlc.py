@@ -102,13 +102,14 @@ def play_named(rng: random.Random, task_id: str) -> Instance:
 @register_template("vlc-play-longest", "vlc", tools=True)
 def play_longest(rng: random.Random, task_id: str) -> Instance:
     """The longest of three recordings (their lengths are in the instruction's folder only)."""
-    paths = tracks(rng, f"{HOME}/Recordings", 3)
+    where = f"{HOME}/{rng.choice(('Recordings', 'Interviews', 'Lectures'))}"
+    paths = tracks(rng, where, 3)
     lengths = rng.sample((60, 75, 90), 3)
     longest = paths[lengths.index(90)]
     decoy = paths[lengths.index(60)]
     return vlc_instance(
         task_id,
-        f"Among the WAV recordings in {HOME}/Recordings, play the longest one in VLC.",
+        f"Among the WAV recordings in {where}, play the longest one in VLC.",
         dict(zip(paths, lengths, strict=True)),
         longest,
         decoy,
@@ -118,12 +119,13 @@ def play_longest(rng: random.Random, task_id: str) -> Instance:
 @register_template("vlc-play-from-note", "vlc", tools=True)
 def play_from_note(rng: random.Random, task_id: str) -> Instance:
     """A note file says which track to play."""
-    paths = tracks(rng, f"{HOME}/Podcasts", 3)
+    where = f"{HOME}/{rng.choice(('Podcasts', 'Shows', 'Episodes'))}"
+    paths = tracks(rng, where, 3)
     target, decoy = paths[2], paths[0]
-    note = f"{HOME}/to_play.txt"
+    note = f"{HOME}/{rng.choice(WORDS)}_next.txt"
     instance = vlc_instance(
         task_id,
-        f"The file {note} names a podcast episode in {HOME}/Podcasts. Play that episode in VLC.",
+        f"The file {note} names an episode in {where}. Play that episode in VLC.",
         dict.fromkeys(paths, 60),
         target,
         decoy,
