@@ -1,8 +1,7 @@
 """Calc templates: formulas, data entry and sorting in a seeded xlsx, checked by ``compare_table``.
 
 GUI oracles are keyboard only: ``ctrl+Home`` then Return and Right move to the target
-cell, the entry is typed, ``ctrl+s``
-saves and the final Return keeps the xlsx format in LibreOffice's dialog.
+cell, the entry is typed and ``ctrl+s`` saves (xlsx, no dialog).
 """
 
 from __future__ import annotations
@@ -13,11 +12,12 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from osworld_mcp_env.tasks.bundled.files import xlsx
+from osworld_mcp_env.tasks.bundled.office import idle_postconfig, open_document
 from osworld_mcp_env.tasks.templates import (
     DONE,
     HOME,
     NAMES,
-    SAVE_KEEP_FORMAT,
+    SAVE,
     Call,
     Instance,
     file_stem,
@@ -65,18 +65,19 @@ def calc_instance(
         calls: list[Call] = []
         for cell, values in cells.items():
             calls += [*goto(cell), type_text("".join(f"{v}\n" for v in values))]
-        return calls + SAVE_KEEP_FORMAT + [DONE]
+        return calls + SAVE + [DONE]
 
     task = task_dict(
         task_id,
         "libreoffice_calc",
         instruction.format(file=name) + " Then save the file in its current format (xlsx).",
-        [{"type": "open", "parameters": {"path": path}}],
+        open_document(path),
         {
             "func": "compare_table",
             "result": {"type": "vm_file", "path": path, "dest": name},
             "expected": {"type": "cache_file", "path": gold_name},
             "options": {"rules": [{"type": "sheet_data", "sheet_idx0": 0, "sheet_idx1": "EI0"}]},
+            "postconfig": idle_postconfig(),
         },
         ["libreoffice_calc"],
     )

@@ -2,8 +2,8 @@
 
 The check reads the slide's XML inside the saved file (a ``python3`` one-liner run
 as the desktop user) and compares the slide's text with ``exact_match``. The GUI
-oracle is keyboard only: Page_Down to the slide, Tab to the box, Return to edit it,
-``ctrl+a`` and the new text typed over; ``ctrl+s`` and Return keep the pptx format.
+oracle clicks the slide's thumbnail, triple-clicks the box's text and types the new text
+over it; ``ctrl+s`` saves (pptx, no dialog).
 """
 
 from __future__ import annotations
@@ -11,15 +11,17 @@ from __future__ import annotations
 import random
 
 from osworld_mcp_env.tasks.bundled.files import pptx_bytes
+from osworld_mcp_env.tasks.bundled.office import idle_postconfig, open_document
 from osworld_mcp_env.tasks.templates import (
     DONE,
     HOME,
     NAMES,
-    SAVE_KEEP_FORMAT,
+    SAVE,
     WORDS,
     Call,
     Instance,
     file_stem,
+    gui,
     key,
     register_template,
     task_dict,
@@ -39,11 +41,29 @@ def deck(rng: random.Random) -> list[tuple[str, str]]:
     return [(f"{t.capitalize()} plan", f"Owner {rng.choice(NAMES)}") for t in topics]
 
 
+# Where the desktop's Impress (1920x1080, sidebar open) shows things, in screen pixels:
+# the Slides pane's thumbnails (one every 116 px) and a point on the text of each
+# placeholder of the shown slide (title centred, body's first line), the same at every zoom
+# the window opens with.
+THUMBNAIL_X, FIRST_THUMBNAIL_Y, THUMBNAIL_STEP = 99, 218, 116
+BOX_TEXT = ((850, 246), (546, 382))
+
+
 def edit_box(slide: int, box: int, new: str) -> list[Call]:
-    """GUI route: select the box by Tab, edit it, replace all its text."""
-    calls: list[Call] = [key("Page_Down") for _ in range(slide)]
-    calls += [key("Tab") for _ in range(box + 1)]
-    return [*calls, key("Return"), key("ctrl", "a"), type_text(new), key("Escape"), key("Escape")]
+    """GUI route: show the slide, triple-click the box's text (selects its one paragraph), type over it.
+
+    Mouse clicks, not Tab then Return then ctrl+a: Impress enters text edit on Return
+    through a posted event, so a ctrl+a right behind it could select the slide's objects
+    instead of the text, and the new text was appended on a loaded machine.
+    """
+    thumbnail = [THUMBNAIL_X, FIRST_THUMBNAIL_Y + slide * THUMBNAIL_STEP]
+    return [
+        gui("left_click", coordinate=thumbnail),
+        gui("triple_click", coordinate=list(BOX_TEXT[box])),
+        type_text(new),
+        key("Escape"),
+        key("Escape"),
+    ]
 
 
 def rewrite_template(template_id: str, box: int, make: str) -> None:
@@ -80,7 +100,7 @@ def rewrite_template(template_id: str, box: int, make: str) -> None:
             task_id,
             "libreoffice_impress",
             instruction,
-            [{"type": "open", "parameters": {"path": path}}],
+            open_document(path),
             {
                 "func": "exact_match",
                 "result": {
@@ -89,6 +109,7 @@ def rewrite_template(template_id: str, box: int, make: str) -> None:
                     "shell": True,
                 },
                 "expected": {"type": "rule", "rules": {"expected": "|".join(gold[k]) + "\n"}},
+                "postconfig": idle_postconfig(),
             },
             ["libreoffice_impress"],
         )
@@ -96,13 +117,13 @@ def rewrite_template(template_id: str, box: int, make: str) -> None:
             task=task,
             inputs={path: pptx_bytes(slides)},
             gold={},
-            gui=[*edit_box(k, box, new), *SAVE_KEEP_FORMAT, DONE],
+            gui=[*edit_box(k, box, new), *SAVE, DONE],
             tools=[
                 tool("libreoffice_impress.write_text", content=new, page_index=k + 1, box_index=box),
                 tool("libreoffice_impress.save"),
                 DONE,
             ],
-            near_miss=[*edit_box(k, box, wrong), *SAVE_KEEP_FORMAT, DONE],
+            near_miss=[*edit_box(k, box, wrong), *SAVE, DONE],
         )
 
 

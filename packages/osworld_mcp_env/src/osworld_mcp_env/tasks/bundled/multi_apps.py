@@ -11,6 +11,7 @@ import random
 
 from osworld_mcp_env.tasks.bundled import calc, writer
 from osworld_mcp_env.tasks.bundled.files import docx_bytes, text, xlsx
+from osworld_mcp_env.tasks.bundled.office import open_document
 from osworld_mcp_env.tasks.bundled.os import os_instance, terminal_setup
 from osworld_mcp_env.tasks.templates import (
     HOME,
@@ -58,7 +59,7 @@ def calc_to_writer(template_id: str, what: str) -> None:
         )
         task = instance.task
         task["snapshot"] = "multi_apps"
-        task["config"].insert(1, {"type": "open", "parameters": {"path": book}})
+        task["config"][1:1] = open_document(book)
         task["related_apps"] = ["libreoffice_calc", "libreoffice_writer"]
         return Instance(
             task,
@@ -79,7 +80,7 @@ def with_source_open(instance: Instance, source: str, data: bytes, apps: list[st
     """``instance`` with ``source`` uploaded and opened before its own target."""
     task = instance.task
     task["snapshot"] = "multi_apps"
-    task["config"].insert(1, {"type": "open", "parameters": {"path": source}})
+    task["config"][1:1] = open_document(source)
     task["related_apps"] = apps
     return Instance(
         task,
@@ -169,7 +170,7 @@ def calc_to_textfile(rng: random.Random, task_id: str) -> Instance:
     book, rows, values, _names = sheet(rng)
     out = f"{HOME}/answer_{rng.randint(10, 99)}.txt"
     best = max(values)
-    setup = [{"type": "open", "parameters": {"path": book}}, *terminal_setup(HOME)]
+    setup = [*open_document(book), *terminal_setup(HOME)]
     instance = os_instance(
         task_id,
         f"The workbook {book} is open in Calc. Write the largest number of its column B into {out} "
@@ -193,7 +194,7 @@ def writer_to_textfile(rng: random.Random, task_id: str) -> Instance:
     code = f"{rng.choice(WORDS).upper()}-{rng.randint(100, 999)}"
     doc = f"{HOME}/{file_stem(rng)}.docx"
     out = f"{HOME}/code.txt"
-    setup = [{"type": "open", "parameters": {"path": doc}}, *terminal_setup(HOME)]
+    setup = [*open_document(doc), *terminal_setup(HOME)]
     instance = os_instance(
         task_id,
         f"The document {doc} is open in Writer; it states an access code. Write that code into {out} "

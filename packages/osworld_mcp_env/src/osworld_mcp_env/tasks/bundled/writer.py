@@ -2,7 +2,7 @@
 
 GUI oracles are keyboard only: the find toolbar (``ctrl+f``, Return selects the next
 match, Escape leaves it selected in the text) then typing over the selection;
-``ctrl+s`` and Return keep the Word format.
+``ctrl+s`` saves (docx, no dialog).
 """
 
 from __future__ import annotations
@@ -11,11 +11,12 @@ import random
 import re
 
 from osworld_mcp_env.tasks.bundled.files import docx_bytes
+from osworld_mcp_env.tasks.bundled.office import idle_postconfig, open_document
 from osworld_mcp_env.tasks.templates import (
     DONE,
     HOME,
     NAMES,
-    SAVE_KEEP_FORMAT,
+    SAVE,
     WORDS,
     Call,
     Instance,
@@ -58,11 +59,12 @@ def writer_doc(
         task_id,
         "libreoffice_writer",
         instruction.format(file=name) + " Then save the file in its current format (Word docx).",
-        [{"type": "open", "parameters": {"path": path}}],
+        open_document(path),
         {
             "func": "compare_docx_files",
             "result": {"type": "vm_file", "path": path, "dest": name},
             "expected": {"type": "cache_file", "path": gold_name},
+            "postconfig": idle_postconfig(),
         },
         ["libreoffice_writer"],
     )
@@ -70,9 +72,9 @@ def writer_doc(
         task=task,
         inputs={path: docx_bytes(paragraphs)},
         gold={gold_name: docx_bytes(gold)},
-        gui=[*gui, *SAVE_KEEP_FORMAT, DONE],
+        gui=[*gui, *SAVE, DONE],
         tools=None if tools is None else [*tools, SAVE_TOOL, DONE],
-        near_miss=[*wrong, *SAVE_KEEP_FORMAT, DONE],
+        near_miss=[*wrong, *SAVE, DONE],
     )
 
 
