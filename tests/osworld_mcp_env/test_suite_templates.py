@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 from osworld_mcp_env.actions import GuiAction, parse_action
-from osworld_mcp_env.tasks import load_task
+from osworld_mcp_env.tasks import TaskLibrary, load_split, load_task, split_task_ids
 from osworld_mcp_env.tasks.bundled import bundled_solution
+from osworld_mcp_env.tasks.bundled.export import seeded_files, seeded_root
 from osworld_mcp_env.tasks.templates import DOMAINS, TEMPLATES, instance_id, instantiate
 from osworld_mcp_env.validate import suite_entries
 
@@ -60,3 +61,23 @@ def test_suite_entries_filter_and_reject_unknown_ids():
     assert [e.task_id for e in entries] == ["calc-column-sum", "calc-column-sum@1"]
     with pytest.raises(ValueError, match="Not in suite"):
         suite_entries("seeded", task_ids=["nope"])
+
+
+def test_seed0_files_on_disk_equal_the_templates():
+    root = seeded_root()
+    on_disk = {str(p.relative_to(root)): p.read_text(encoding="utf-8") for p in root.rglob("*.json")}
+    assert on_disk == seeded_files(), "run: python -m osworld_mcp_env.tasks.bundled.export"
+
+
+def test_train_and_test_splits_partition_the_templates_and_resolve():
+    train, test = load_split(seeded_root() / "train.json"), load_split(seeded_root() / "test.json")
+    train_ids, test_ids = split_task_ids(train), split_task_ids(test)
+    assert not set(train_ids) & set(test_ids)
+    assert sorted(train_ids + test_ids) == sorted(ALL)
+    assert set(test) == set(train)  # every domain is evaluated and trained on
+    library = TaskLibrary([seeded_root() / "examples"])
+    for domain, ids in test.items():
+        for task_id in ids:
+            path = library.find(task_id)
+            assert path.parent.name == domain
+            assert load_task(path).to_dict() == load_task(instantiate(task_id, 0).task).to_dict()
