@@ -26,14 +26,18 @@ from osworld_mcp_env.mcp_client import MCPToolClient, ToolCallResult, ToolErrorC
 
 INNER_HOME = PurePosixPath("/home/user")
 
-# Runs inside the desktop (UNO listens on its private loopback): opens one file
-# visibly and closes every other document unsaved, so each test starts from one file.
-# It reports each stage on stderr: when it times out, the failure says where it hung.
+# Runs inside the desktop (UNO listens on its private loopback) once ``soffice FILE`` was
+# launched: waits until the office has ``argv[1]`` open, then closes every other document
+# unsaved, so each test starts from one file. The office opens the file itself (its
+# command line reaches the running instance): loadComponentFromURL over UNO hung now and
+# then, the new document's window shown but the call never answering (the office's main
+# thread waiting on a futex while the UNO thread spins a nested event loop) until the
+# client went away. Each stage goes to stderr, so a timeout says where it hung.
 _OPEN_SCRIPT = """
 import os, sys, time, uno
 ctx = uno.getComponentContext()
 resolver = ctx.ServiceManager.createInstanceWithContext("com.sun.star.bridge.UnoUrlResolver", ctx)
-deadline = time.monotonic() + 30
+deadline = time.monotonic() + 45
 while True:
     try:
         remote = resolver.resolve("uno:socket,host=127.0.0.1,port=2002;urp;StarOffice.ComponentContext")
@@ -44,22 +48,38 @@ while True:
         time.sleep(0.05)
 print("connected", flush=True, file=sys.stderr)
 desktop = remote.ServiceManager.createInstanceWithContext("com.sun.star.frame.Desktop", remote)
-old = []
-comps = desktop.getComponents().createEnumeration()
-while comps.hasMoreElements():
-    old.append(comps.nextElement())
-pv = uno.createUnoStruct("com.sun.star.beans.PropertyValue")
-pv.Name, pv.Value = "Hidden", False
-print(f"loading beside {len(old)} open documents", flush=True, file=sys.stderr)
-doc = desktop.loadComponentFromURL(uno.systemPathToFileUrl(sys.argv[1]), "_blank", 0, (pv,))
-print("loaded", flush=True, file=sys.stderr)
-# Close the old ones after the new one is up: an office left with no document
-# shows its Start Center or quits.
-for comp in old:
+url = uno.systemPathToFileUrl(sys.argv[1])
+
+def documents():
+    found = []
+    comps = desktop.getComponents().createEnumeration()
+    while comps.hasMoreElements():
+        found.append(comps.nextElement())
+    return found
+
+def url_of(comp):
     try:
-        comp.close(True)
+        return comp.getURL()
     except Exception:
-        pass  # already gone
+        return ""  # not a document (a help window) or already closed
+
+print("waiting for the office to open it", flush=True, file=sys.stderr)
+doc = None
+while doc is None:
+    doc = next((c for c in documents() if url_of(c) == url), None)
+    if doc is None:
+        if time.monotonic() > deadline:
+            os._exit(4)
+        time.sleep(0.1)
+print("opened", flush=True, file=sys.stderr)
+# Close the others after the new one is up: an office left with no document
+# shows its Start Center or quits.
+for comp in documents():
+    if url_of(comp) != url:
+        try:
+            comp.close(True)
+        except Exception:
+            pass  # already gone
 # pyuno can crash in interpreter teardown while the bridge is up: leave without it.
 os._exit(0 if doc is not None else 3)
 """
@@ -142,9 +162,8 @@ class Sandbox:
             raise AssertionError(f"{result}; windows: {windows}")
 
     def open_office(self, inner: str) -> None:
-        """Closes every LibreOffice document and opens ``inner`` (starting the office if needed)."""
-        if not self.pids("soffice.bin"):
-            self.desktop.launch(["soffice", "--nologo", "--nodefault"])
+        """Opens ``inner`` in LibreOffice (starting it if needed) and closes every other document."""
+        self.desktop.launch(["soffice", "--nologo", inner])
         self.python(_OPEN_SCRIPT, inner)
 
     def open_document(self, name: str, data: bytes) -> Path:
