@@ -10,8 +10,9 @@ from hybrid_agent.parse import ParsedAction, parse_response
 from hybrid_agent.policies import PolicyRequest, make_policy
 from hybrid_agent.presets import retention_from_name
 from hybrid_agent.recorder import EpisodeWriter
+from hybrid_agent.suite import load_suite
 from hybrid_agent.trajectory import Call, Evidence
-from osworld_mcp_env.tasks import bundled_solution
+from osworld_mcp_env.tasks import bundled_solution, load_task
 
 
 @pytest.mark.parametrize("variant", ["oracle", "wrong"])
@@ -81,3 +82,26 @@ def test_evidence_converter_reads_the_envs_tool_call_record():
     failed = {"tool_call": {"exec_ok": False, "effect": None}, "error": {"code": "tool_error"}}
     assert evidence_from_info(call, failed) == Evidence(False, None, None, None, "tool_error")
     assert evidence_from_info(Call("computer_use", {"action": "wait"}), changed) is None
+
+
+def test_scripted_tools_plays_the_tool_route_where_there_is_one():
+    policy = make_policy("scripted:tools")
+    for task_id, expected in (
+        ("calc-column-sum@2", bundled_solution("calc-column-sum@2", "tools")),
+        ("calc-sum-column", bundled_solution("calc-sum-column", "tools")),
+        ("os-write-file", bundled_solution("os-write-file", "oracle")),  # not tool-reachable
+    ):
+        first = parse_response(policy.generate([PolicyRequest([], task_id=task_id, step=0)])[0].text)
+        assert isinstance(first, ParsedAction)
+        assert {"name": first.call.name, "arguments": first.call.arguments} == expected[0], task_id
+    assert bundled_solution("calc-column-sum@2", "tools")[0]["name"] == "libreoffice_calc.set_cell_value"
+
+
+def test_seeded_suites_resolve_to_loadable_task_files():
+    every = load_suite("seeded")
+    test, train = load_suite("seeded:test"), load_suite("seeded:train")
+    assert len(every) >= 60 and len(test) + len(train) == len(every)
+    assert {t.task_id for t in test} | {t.task_id for t in train} == {t.task_id for t in every}
+    assert load_task(test[0].source).id == test[0].task_id
+    with pytest.raises(ConfigError, match="not 'train' or 'test'"):
+        load_suite("seeded:dev")

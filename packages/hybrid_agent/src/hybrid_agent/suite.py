@@ -1,4 +1,4 @@
-"""Which tasks an evaluation runs: the bundled suite, an OSWorld split file, or a directory of task JSONs."""
+"""Which tasks an evaluation runs: a bundled suite, an OSWorld split file, or a directory of task JSONs."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from osworld_mcp_env.tasks import BUNDLED_TASK_IDS, TaskLibrary, load_split, load_task, split_task_ids
+from osworld_mcp_env.tasks.bundled.export import seeded_root
 
 from hybrid_agent.errors import ConfigError
 
@@ -29,8 +30,9 @@ def load_suite(spec: str, tasks_dir: str | Path | None = None) -> list[SuiteTask
     """Resolves a suite spec.
 
     Args:
-        spec: ``bundled``; a split file (``{domain: [ids]}``, OSWorld's ``test_all.json``);
-            or a directory searched for task JSONs at any depth.
+        spec: ``bundled``; ``seeded`` (every template's seed-0 instance), ``seeded:train`` or
+            ``seeded:test`` (the seeded suite's splits); a split file (``{domain: [ids]}``,
+            OSWorld's ``test_all.json``); or a directory searched for task JSONs at any depth.
         tasks_dir: Where a split's ids are looked up (default: ``examples`` beside the
             split file, else the split file's directory).
 
@@ -40,6 +42,11 @@ def load_suite(spec: str, tasks_dir: str | Path | None = None) -> list[SuiteTask
     """
     if spec == "bundled":
         return [_entry(task_id, task_id) for task_id in BUNDLED_TASK_IDS]
+    if spec == "seeded" or spec.startswith("seeded:"):
+        split = spec.partition(":")[2]
+        if split not in ("", "train", "test"):
+            raise ConfigError(f"Seeded suite split {split!r} is not 'train' or 'test'.")
+        return load_suite(str(seeded_root() / (f"{split}.json" if split else "examples")))
     path = Path(spec)
     if path.is_dir():
         library = TaskLibrary([path])
@@ -51,7 +58,8 @@ def load_suite(spec: str, tasks_dir: str | Path | None = None) -> list[SuiteTask
         domain_of = {tid: domain for domain, ids in split.items() for tid in ids}
         return [SuiteTask(tid, domain_of[tid], str(library.find(tid))) for tid in split_task_ids(split)]
     raise ConfigError(
-        f"Suite {spec!r} is not 'bundled', a split file or a directory of task JSONs (cwd: {Path.cwd()})."
+        f"Suite {spec!r} is not 'bundled', 'seeded[:train|test]', a split file or a directory of "
+        f"task JSONs (cwd: {Path.cwd()})."
     )
 
 

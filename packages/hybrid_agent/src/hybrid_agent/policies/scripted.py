@@ -1,8 +1,8 @@
 """``scripted``: the bundled suite's scripted solutions, emitted as model text.
 
-``scripted`` (= ``scripted:oracle``) plays each task's oracle, ``scripted:wrong`` its
-wrong solution (scores 0), ``scripted:tools`` the tool route where one is written
-here (calc through two MCP calls) and the oracle elsewhere. The text goes through
+``scripted`` (= ``scripted:oracle``) plays each task's GUI oracle, ``scripted:wrong`` its
+near miss (scores < 1), ``scripted:tools`` its MCP-tool oracle where the task is
+tool-reachable and the GUI oracle elsewhere (all from ``bundled_solution``). The text goes through
 the same parser, retrieval check and env as a model's, so the whole stack runs
 without a model. Coordinates are screen pixels (``coordinates = absolute_screen``).
 """
@@ -13,6 +13,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from osworld_mcp_env.errors import TaskNotFound
 from osworld_mcp_env.tasks.bundled import bundled_solution
 
 from hybrid_agent.context import call_summary
@@ -21,15 +22,6 @@ from hybrid_agent.errors import ConfigError
 from hybrid_agent.policies.base import Generation, PolicyOptions, PolicyRequest, register_policy
 from hybrid_agent.tokens import estimate_input_tokens
 from hybrid_agent.trajectory import Call
-
-TOOL_ROUTES: dict[str, list[dict[str, Any]]] = {
-    "calc-sum-column": [
-        {"name": "libreoffice_calc.set_cell_value", "arguments": {"cell": "B1", "value": "=SUM(A1:A5)"}},
-        {"name": "libreoffice_calc.save", "arguments": {}},
-        {"name": "computer_use", "arguments": {"action": "terminate", "status": "success"}},
-    ]
-}
-"""Tool-route solutions: the task solved through MCP calls instead of the GUI."""
 
 GIVE_UP = {"name": "computer_use", "arguments": {"action": "terminate", "status": "failure"}}
 VARIANTS = ("oracle", "wrong", "tools")
@@ -58,11 +50,12 @@ class ScriptedPolicy:
     def script(self, task_id: str) -> list[dict[str, Any]]:
         """The action list of a task (cached)."""
         if task_id not in self._scripts:
-            if self.variant == "tools" and task_id in TOOL_ROUTES:
-                self._scripts[task_id] = TOOL_ROUTES[task_id]
-            else:
-                variant = "wrong" if self.variant == "wrong" else "oracle"
-                self._scripts[task_id] = bundled_solution(task_id, variant)
+            try:
+                self._scripts[task_id] = bundled_solution(task_id, self.variant)  # type: ignore[arg-type]
+            except TaskNotFound:
+                if self.variant != "tools":
+                    raise
+                self._scripts[task_id] = bundled_solution(task_id, "oracle")  # no tool route
         return self._scripts[task_id]
 
     def generate(self, requests: Sequence[PolicyRequest]) -> list[Generation]:
