@@ -25,3 +25,7 @@ __all__ = [
     "group_advantages",
     "step_bonuses",
 ]
+
+import gymnasium as _gym
+
+_gym.register(id="ToolOrGui-v0", entry_point="grpo_trainer.toy_env:ToolOrGuiEnv", disable_env_checker=True)

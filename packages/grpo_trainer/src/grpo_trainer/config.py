@@ -1,0 +1,183 @@
+"""The run configuration: one dataclass per component, Table 6 defaults, TOML/YAML in and out.
+
+A config file has one table per section (``[rollout]``, ``[reward]``, ``[advantage]``,
+``[optim]``, ``[engine]``) plus top-level ``policy``, ``env_id``, ``tasks``;
+unknown keys raise with the closest known name.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from grpo_trainer.advantage import AdvantageConfig
+from grpo_trainer.errors import ConfigError, unknown_name_message
+from grpo_trainer.rewards import RewardConfig
+
+
+@dataclass(frozen=True)
+class RolloutSettings:
+    """Rollout settings: G, sampling, context policy, tasks per step, vector env kind."""
+
+    group_size: int = 8
+    temperature: float = 1.0
+    tasks_per_step: int = 4
+    context: str = "win4"
+    coordinates: str = "relative_grid"
+    asynchronous: bool = False
+
+    def __post_init__(self) -> None:
+        if self.group_size < 2 or self.tasks_per_step < 1:
+            raise ConfigError(f"group_size must be >= 2 and tasks_per_step >= 1, got {self.group_size}.")
+
+
+@dataclass(frozen=True)
+class OptimSettings:
+    """AdamW with a cosine schedule (no warm-up), grad-norm clipping, several updates per batch."""
+
+    lr: float = 5e-6
+    schedule: str = "cosine"
+    warmup_steps: int = 0
+    weight_decay: float = 0.0
+    betas: tuple[float, float] = (0.9, 0.999)
+    grad_clip: float = 1.0
+    updates_per_batch: int = 4
+    clip_eps: float = 0.2
+    kl_beta: float = 0.02
+    total_steps: int = 100
+
+    def __post_init__(self) -> None:
+        if self.schedule not in ("cosine", "constant"):
+            raise ConfigError(f"schedule must be 'cosine' or 'constant', got {self.schedule!r}.")
+        if self.lr <= 0 or self.updates_per_batch < 1 or self.total_steps < 1:
+            raise ConfigError("lr must be > 0, updates_per_batch and total_steps >= 1.")
+
+
+@dataclass(frozen=True)
+class EngineSettings:
+    """Backend, precision, seed, checkpoints, async staleness."""
+
+    backend: str = "deepspeed"
+    zero_stage: int = 3
+    precision: str = "bf16"
+    seed: int = 10086
+    output_dir: str = "runs/grpo"
+    save_every: int = 1
+    max_staleness: int = 2
+
+    def __post_init__(self) -> None:
+        if self.backend not in ("torch", "deepspeed"):
+            raise ConfigError(f"backend must be 'torch' or 'deepspeed', got {self.backend!r}.")
+        if self.precision not in ("bf16", "fp32"):
+            raise ConfigError(f"precision must be 'bf16' or 'fp32', got {self.precision!r}.")
+
+
+_SECTIONS = {
+    "rollout": RolloutSettings,
+    "reward": RewardConfig,
+    "advantage": AdvantageConfig,
+    "optim": OptimSettings,
+    "engine": EngineSettings,
+}
+
+
+@dataclass(frozen=True)
+class GRPOConfig:
+    """A whole run.
+
+    Attributes:
+        policy: ``tiny`` (the in-code test policy) or ``hf:PATH`` (a local Qwen3-VL checkpoint).
+        env_id: The Gymnasium id rollouts run on.
+        env_kwargs: Extra ``gym.make`` keyword arguments.
+        tasks: Task ids or configs, cycled in order.
+    """
+
+    policy: str = "tiny"
+    env_id: str = "grpo_trainer:ToolOrGui-v0"
+    env_kwargs: dict[str, Any] = field(default_factory=dict)
+    tasks: tuple[str, ...] = ("toy",)
+    rollout: RolloutSettings = field(default_factory=RolloutSettings)
+    reward: RewardConfig = field(default_factory=RewardConfig)
+    advantage: AdvantageConfig = field(default_factory=AdvantageConfig)
+    optim: OptimSettings = field(default_factory=OptimSettings)
+    engine: EngineSettings = field(default_factory=EngineSettings)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A plain nested dict (tuples as lists), the shape a config file has."""
+        return _plain(dataclasses.asdict(self))
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> GRPOConfig:
+        """Builds a config from a nested dict; unknown keys raise with a suggestion."""
+        top = {f.name for f in dataclasses.fields(cls)}
+        kwargs: dict[str, Any] = {}
+        for key, value in data.items():
+            if key not in top:
+                raise ConfigError(unknown_name_message("config key", key, top))
+            if key in _SECTIONS:
+                kwargs[key] = _section(_SECTIONS[key], key, value)
+            elif key == "tasks":
+                kwargs[key] = tuple(value)
+            else:
+                kwargs[key] = value
+        return cls(**kwargs)
+
+
+def _section(kind: type, name: str, values: dict[str, Any]) -> Any:
+    fields = {f.name: f for f in dataclasses.fields(kind)}
+    for key in values:
+        if key not in fields:
+            raise ConfigError(unknown_name_message(f"key of [{name}]", key, fields))
+    return kind(**{k: tuple(v) if isinstance(v, list) else v for k, v in values.items()})
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
+def load_config(path: str | Path) -> GRPOConfig:
+    """Reads a ``.toml``, ``.yaml`` or ``.yml`` file."""
+    path = Path(path)
+    text = path.read_text()
+    if path.suffix == ".toml":
+        data = tomllib.loads(text)
+    elif path.suffix in (".yaml", ".yml"):
+        import yaml
+
+        data = yaml.safe_load(text) or {}
+    else:
+        raise ConfigError(f"Config {path} must end in .toml, .yaml or .yml.")
+    return GRPOConfig.from_dict(data)
+
+
+def to_toml(config: GRPOConfig) -> str:
+    """The config as TOML (what ``grpo-train --print-defaults`` prints)."""
+    data = config.to_dict()
+    lines = []
+    for key, value in data.items():
+        if not isinstance(value, dict) or key == "env_kwargs":
+            lines.append(f"{key} = {_toml_value(value)}")
+    for key, value in data.items():
+        if isinstance(value, dict) and key != "env_kwargs":
+            lines.append(f"\n[{key}]")
+            lines.extend(f"{k} = {_toml_value(v)}" for k, v in value.items())
+    return "\n".join(lines) + "\n"
+
+
+def _toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k} = {_toml_value(v)}" for k, v in value.items()) + "}"
+    return repr(value)

@@ -1,0 +1,82 @@
+"""Group vector envs: G copies of one env, reset from one start state, stepped in lockstep.
+
+Gymnasium's ``AutoresetMode.DISABLED`` refuses to step a vector env once one of its
+sub-envs has ended (``SyncVectorEnv`` asserts), yet the G rollouts of a group end at
+different steps. :class:`HoldAfterEnd` therefore reports the end in ``info``
+(``ended``, ``terminated``, ``truncated``, ``score``) and keeps returning the final
+observation, without touching the env, for the steps the others still take. It also
+turns an exception of the env into ``info["crash"]``, so one dying desktop does not
+take its group down and its episode is dropped and counted, never scored 0.
+"""
+
+from __future__ import annotations
+
+import traceback
+from collections.abc import Callable
+from typing import Any
+
+import gymnasium as gym
+from gymnasium.vector import AsyncVectorEnv, AutoresetMode, SyncVectorEnv
+
+
+class HoldAfterEnd(gym.Wrapper):
+    """Moves the episode end into ``info`` and turns env exceptions into ``info["crash"]``."""
+
+    def __init__(self, env: gym.Env) -> None:
+        """Wraps ``env``."""
+        super().__init__(env)
+        self._final: tuple[Any, dict[str, Any]] | None = None
+        self._last_obs: Any = None
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        """Resets the env; a crash gives a sampled placeholder observation and ``info["crash"]``."""
+        self._final = None
+        try:
+            obs, info = self.env.reset(seed=seed, options=options)
+        except Exception as exc:  # the rollout records crashes, it does not score them
+            obs = self.observation_space.sample()
+            self._final = (obs, {"ended": True, "crash": _describe(exc)})
+            return obs, dict(self._final[1])
+        self._last_obs = obs
+        return obs, info
+
+    def step(self, action: Any):
+        """Steps the env until its episode ended, then holds (reward 0, flags never set)."""
+        if self._final is not None:
+            obs, info = self._final
+            return obs, 0.0, False, False, {**info, "held": True}
+        try:
+            obs, reward, terminated, truncated, info = self.env.step(action)
+        except Exception as exc:
+            self._final = (self._last_obs, {"ended": True, "crash": _describe(exc)})
+            return self._last_obs, 0.0, False, False, dict(self._final[1])
+        self._last_obs = obs
+        if terminated or truncated:
+            eval_error = info.get("eval_error")
+            end = {"ended": True, "terminated": terminated, "truncated": truncated, "score": float(reward)}
+            if eval_error:
+                end["crash"] = f"eval_error: {eval_error}"
+            info = {**info, **end}
+            self._final = (obs, end)
+        return obs, reward, False, False, info
+
+
+def _describe(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=3)}"
+
+
+def make_group_env(
+    env_fn: Callable[[], gym.Env], group_size: int, asynchronous: bool = False
+) -> gym.vector.VectorEnv:
+    """G wrapped copies of ``env_fn()``, autoreset off.
+
+    Args:
+        env_fn: Builds one env (``lambda: gym.make(ENV_ID, ...)``).
+        group_size: G.
+        asynchronous: One process per env (``AsyncVectorEnv(shared_memory=False)``: the desktop
+            env's text observations cannot live in shared memory); else stepped in this process.
+    """
+    fns = [lambda: HoldAfterEnd(env_fn()) for _ in range(group_size)]
+    if asynchronous:
+        return AsyncVectorEnv(fns, shared_memory=False, autoreset_mode=AutoresetMode.DISABLED)
+    return SyncVectorEnv(fns, autoreset_mode=AutoresetMode.DISABLED)

@@ -1,0 +1,64 @@
+import tomllib
+from pathlib import Path
+
+import pytest
+from grpo_trainer.cli import main
+from grpo_trainer.config import GRPOConfig, load_config, to_toml
+from grpo_trainer.errors import ConfigError
+
+ROOT = Path(__file__).parents[2]
+
+
+def test_defaults_are_the_studys_table_6():
+    c = GRPOConfig()
+    assert (c.rollout.group_size, c.optim.lr, c.optim.schedule, c.optim.warmup_steps) == (
+        8,
+        5e-6,
+        "cosine",
+        0,
+    )
+    assert (c.optim.clip_eps, c.optim.kl_beta, c.optim.grad_clip, c.optim.updates_per_batch) == (
+        0.2,
+        0.02,
+        1.0,
+        4,
+    )
+    assert (c.reward.max_steps, c.reward.lambda_len, c.reward.lambda_cap, c.reward.lambda_mcp) == (
+        50,
+        0.05,
+        0.2,
+        0.1,
+    )
+    assert (c.advantage.acc_lo, c.advantage.acc_hi) == (0.05, 0.95)
+    assert (c.engine.seed, c.engine.zero_stage, c.engine.precision, c.engine.max_staleness) == (
+        10086,
+        3,
+        "bf16",
+        2,
+    )
+
+
+def test_print_defaults_round_trips(capsys, tmp_path):
+    assert main(["--print-defaults"]) == 0
+    text = capsys.readouterr().out
+    assert text == to_toml(GRPOConfig())
+    path = tmp_path / "c.toml"
+    path.write_text(text)
+    assert load_config(path) == GRPOConfig()
+
+
+@pytest.mark.parametrize("name", ["grpo_tiny_cpu.toml", "grpo_qwen3vl_gpu.toml"])
+def test_example_configs_load(name):
+    config = load_config(ROOT / "examples" / name)
+    assert tomllib.loads((ROOT / "examples" / name).read_text())
+    assert config.rollout.group_size == 8
+
+
+def test_yaml_and_unknown_keys(tmp_path):
+    path = tmp_path / "c.yaml"
+    path.write_text("optim:\n  lr: 1.0e-5\nreward:\n  lambda_mcp: 0.0\n")
+    config = load_config(path)
+    assert config.optim.lr == 1e-5 and config.reward.lambda_mcp == 0.0
+    path.write_text("optim:\n  lr_: 1.0\n")
+    with pytest.raises(ConfigError, match="Did you mean 'lr'"):
+        load_config(path)

@@ -1,0 +1,68 @@
+"""Rollouts over the group vector env: replayable contexts, crashes dropped and counted."""
+
+import grpo_trainer  # noqa: F401
+import gymnasium as gym
+import torch
+from grpo_trainer.advantage import group_advantages
+from grpo_trainer.rollout import RolloutConfig, collect_group, rebuild_messages
+from grpo_trainer.tiny import TinyPolicy
+from grpo_trainer.toy_menu import MENU
+from grpo_trainer.vector import make_group_env
+from hybrid_agent.context import ContextConfig
+from hybrid_agent.presets import retention_from_name
+
+
+def _group(options=None, context=None, seed=0):
+    venv = make_group_env(lambda: gym.make("grpo_trainer:ToolOrGui-v0"), 4)
+    config = RolloutConfig(group_size=4, context=context or ContextConfig())
+    policy = TinyPolicy(MENU, seed=seed, context_bytes=100_000)  # sees the whole prompt
+    episodes = collect_group(
+        venv, policy, "toy", 7, 0, config, torch.Generator().manual_seed(seed), 0, options
+    )
+    return policy, config, episodes
+
+
+def test_training_rebuilds_every_prompt_token_for_token():
+    # drop-on-success replaces frames after executed tool calls: the stored plan must be replayed.
+    context = ContextConfig(retention=retention_from_name("win2+drop"))
+    policy, config, episodes = _group(context=context)
+    samples = [(e, s) for e in episodes for s in e.samples]
+    assert len(samples) > 8 and any(s.past > 1 for _, s in samples)
+    for episode, sample in samples:
+        assert policy.encode(rebuild_messages(episode, sample, config.context)) == sample.prompt_ids
+
+
+def test_every_step_is_a_sample_with_its_logprobs():
+    policy, _, episodes = _group()
+    for episode in episodes:
+        assert episode.score in (0.0, 1.0) and episode.crash is None
+        for sample in episode.samples:
+            assert len(sample.response_ids) == len(sample.old_logprobs) > 0
+            assert all(lp <= 0.0 for lp in sample.old_logprobs)
+        lp = policy.logprobs(
+            [s.prompt_ids for s in episode.samples], [s.response_ids for s in episode.samples]
+        )
+        stored = [sum(s.old_logprobs) for s in episode.samples]
+        assert lp.sum(dim=1).tolist() == __import__("pytest").approx(stored, abs=1e-4)
+
+
+def test_a_crashed_episode_is_dropped_from_the_gradient_and_counted(tmp_path):
+    from grpo_trainer.toy_env import ToolOrGuiEnv
+    from grpo_trainer.vector import HoldAfterEnd
+    from gymnasium.vector import AutoresetMode, SyncVectorEnv
+    from toy_setup import toy_config, toy_trainer
+
+    members = [lambda: HoldAfterEnd(ToolOrGuiEnv(crash_at=0))] + [lambda: HoldAfterEnd(ToolOrGuiEnv())] * 7
+    venv = SyncVectorEnv(members, autoreset_mode=AutoresetMode.DISABLED)
+    config = toy_config()
+    trainer = toy_trainer(config, tmp_path)
+    trainer.venv = venv
+    group = trainer.rollout()[0]
+    assert group[0].crash and "desktop died at step 0" in group[0].crash and group[0].score is None
+    scored = group_advantages(group, config.reward, config.advantage)
+    assert scored.crashed == 1 and group[0] not in scored.episodes
+    assert scored.kept  # seed 0's untrained policy mixes successes and failures
+    batch = trainer._batch([scored])
+    assert len(batch["prompts"]) == sum(e.length for e in group[1:])
+    metrics = trainer.train_step()
+    assert metrics["rollout/crashed"] >= 1
