@@ -14,6 +14,7 @@ def _run(seed, lambda_mcp, tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1800)  # six short runs; ~4 min alone on 2 cores, far more when shared
 def test_grpo_raises_reward_and_the_tool_bonus_raises_adoption(tmp_path):
     def tail(logs, key):
         return np.mean([m[key] for m in logs[-3:]])
