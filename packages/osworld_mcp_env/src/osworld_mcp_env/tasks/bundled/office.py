@@ -9,8 +9,9 @@ reads the file. Both waits ask the office itself, through UNO from inside the de
 * ``bundled_office_ready`` (after ``open``): the document at ``path`` is loaded and has
   a view, and every pending event has been handled (``processEventsToIdle``).
 * ``bundled_office_idle`` (evaluator ``postconfig``): every pending event has been
-  handled, so a ``ctrl+s`` already typed has written its file. With no office running
-  there is nothing to wait for.
+  handled and no document window is disabled, so a ``ctrl+s`` already typed has written
+  its file (LibreOffice disables the window while it saves; ``processEventsToIdle``
+  alone returned mid-save). With no office running there is nothing to wait for.
 """
 
 from __future__ import annotations
@@ -46,13 +47,16 @@ while time.monotonic() < deadline:
         connected = True
         smgr = ctx.ServiceManager
         desktop = smgr.createInstanceWithContext("com.sun.star.frame.Desktop", ctx)
-        loaded = not url
+        smgr.createInstanceWithContext("com.sun.star.awt.Toolkit", ctx).processEventsToIdle()
+        loaded, busy = not url, False
         docs = desktop.getComponents().createEnumeration()
-        while not loaded and docs.hasMoreElements():
+        while docs.hasMoreElements():
             doc = docs.nextElement()
-            loaded = doc.getURL() == url and doc.getCurrentController() is not None
-        if loaded:
-            smgr.createInstanceWithContext("com.sun.star.awt.Toolkit", ctx).processEventsToIdle()
+            view = doc.getCurrentController() if hasattr(doc, "getCurrentController") else None
+            loaded = loaded or (doc.getURL() == url and view is not None)
+            # A save in progress disables its window (the greyed toolbars) until the file is written.
+            busy = busy or (view is not None and not view.getFrame().getContainerWindow().isEnabled())
+        if loaded and not busy:
             sys.exit(0)
     except (NoConnectException, DisposedException, RuntimeException):
         pass
