@@ -18,11 +18,13 @@ from pathlib import Path
 
 import gymnasium as gym
 import pytest
+from PIL import Image
 
 pytestmark = pytest.mark.desktop
 
 TASKS = Path(__file__).parent / "data" / "osworld_tasks"
 VLCRC = "~/.config/vlc/vlcrc"
+WAIT_STEPS = 40  # "wait" actions of 0.5 s an agent spends at most for an app to come up
 
 
 def set_vlc(key: str, value: str) -> list[str]:
@@ -64,8 +66,19 @@ data = json.loads(path.read_text()) if path.exists() else {
               "synced": folder("3", "Mobile bookmarks")},
 }
 data["roots"]["bookmark_bar"]["children"].append(folder("10", "Favorites"))
+path.parent.mkdir(parents=True, exist_ok=True)
 path.write_text(json.dumps(data))
 EOF"""
+
+PHOTOS_TASK = "os/23393935-50c7-4a86-aeea-2b78fd089c5c"
+PHOTOS = (
+    "monk252520thailand252520wat252520arun252520scaled25255B225255D.jpg",
+    "hong-kong-china.jpg",
+    "hk_group_photo.jpg",
+    "us_3.png",
+    "emnlp2023.jpg",
+)
+
 
 INFEASIBLE = "infeasible"
 SOLUTIONS: dict[str, list[str] | str] = {
@@ -97,6 +110,8 @@ SOLUTIONS: dict[str, list[str] | str] = {
     "chrome/2ad9387a-65d8-4e33-ad5b-7580065a27ca": [QUIT_CHROMIUM, ADD_FAVORITES_FOLDER],
     # The 2023 UI refresh cannot be switched off (its setup's socat forwarder is not installed: logged).
     "chrome/480bcfea-d68f-4aaa-a0a9-2589ef319381": INFEASIBLE,
+    # Copy every .jpg under photos/ (not the .png) into cpjpg/; the inputs come from the file cache.
+    PHOTOS_TASK: [r"find ~/Desktop/photos -name '*.jpg' -exec cp {} ~/Desktop/cpjpg/ \;"],
     # Google Play purchases do not play in VLC.
     "vlc/7882ed6e-bece-4bf0-bada-c32dc1ddae72": INFEASIBLE,
 }
@@ -131,13 +146,31 @@ def tone_wav(seconds: int) -> bytes:
     return buf.getvalue()
 
 
+def tiny_image(name: str) -> bytes:
+    buf = io.BytesIO()
+    Image.new("RGB", (8, 8), (len(name) * 7 % 256, 90, 160)).save(
+        buf, "PNG" if name.endswith(".png") else "JPEG"
+    )
+    return buf.getvalue()
+
+
 @pytest.fixture(scope="module")
 def file_cache(tmp_path_factory) -> Path:
-    """A local file cache holding a stand-in for the task's downloaded video (OSWorld's cache layout)."""
+    """A local file cache (OSWorld's ``<root>/<task id>/<name>`` layout) with stand-ins for the downloads.
+
+    The two tasks that use it check what VLC plays and which file names were copied,
+    never the media's content.
+    """
     root = tmp_path_factory.mktemp("cache")
-    task_dir = root / MUSIC_VIDEO_TASK.split("/")[1]
-    task_dir.mkdir()
-    (task_dir / MUSIC_VIDEO).write_bytes(tone_wav(120))
+    stand_ins = {
+        MUSIC_VIDEO_TASK: {MUSIC_VIDEO: tone_wav(120)},
+        PHOTOS_TASK: {name: tiny_image(name) for name in PHOTOS},
+    }
+    for task, files in stand_ins.items():
+        folder = root / task.split("/")[1]
+        folder.mkdir()
+        for name, data in files.items():
+            (folder / name).write_bytes(data)
     return root
 
 
@@ -192,13 +225,23 @@ def gui(action: str, **arguments) -> dict:
 def test_vlc_plays_the_cached_video_opened_through_its_own_dialog(env):
     """The setup downloads from the local cache and starts VLC; the agent opens the file with Ctrl+O."""
     task_file = TASKS / f"{MUSIC_VIDEO_TASK}.json"
-    opened = [
-        gui("key", keys=["ctrl", "o"]),
-        gui("type", text=f"/home/user/Desktop/{MUSIC_VIDEO}\n"),
-        terminate("success"),
-    ]
-    reward, info = run_episode(env, task_file, opened)
-    assert reward == 1.0, info.get("evaluation")
+    _obs, info = env.reset(options={"task": str(task_file)})
+    # Like an agent, look before acting: wait until VLC's window has the focus, then use its dialog.
+    for _ in range(WAIT_STEPS):
+        if info["active_window"].endswith("VLC media player"):
+            break
+        _obs, _r, _t, _tr, info = env.step(gui("wait", time=0.5))
+    assert info["active_window"].endswith("VLC media player"), info["active_window"]
+    for action in (gui("key", keys=["ctrl", "o"]), gui("type", text=f"/home/user/Desktop/{MUSIC_VIDEO}\n")):
+        _obs, _r, _t, _tr, info = env.step(action)
+        assert "error" not in info, info["error"]
+    # ... and check the result before declaring success: VLC says it plays.
+    status = "curl -sf -u :password http://127.0.0.1:8080/requests/status.xml"
+    playing = f"until {status} | grep -q '>playing<'; do sleep 0.2; done"
+    _obs, _r, _t, _tr, info = env.step(bash(f'timeout 30 sh -c "{playing}"'))
+    assert info["tool_call"]["returncode"] == 0, _obs["tool_result"]
+    _obs, reward, terminated, _tr, info = env.step(terminate("success"))
+    assert terminated and reward == 1.0, info.get("evaluation")
     # VLC is running but plays nothing: its HTTP interface answers "stopped".
     reward, info = run_episode(env, task_file, [terminate("success")])
     assert reward == 0.0 and not info["evaluation"]["checks"][0]["result_missing"], info["evaluation"]

@@ -1,4 +1,4 @@
-"""File, command and rule getters: ``vm_file``, ``cloud_file``, ``cache_file``, ``vm_command_*``, ``rule``.
+"""Getters of files, command output, listings and rules (``vm_file``, ``list_directory``, ``rule``, ...).
 
 ``vm_file`` returns None when the agent's file does not exist (OSWorld: score 0).
 Anything else that stops a getter (a desktop that does not answer, an expected
@@ -8,6 +8,7 @@ which reports keep apart from a 0 score.
 
 from __future__ import annotations
 
+import json
 import shutil
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -149,3 +150,31 @@ def vm_command_error(desktop: Desktop, context: TaskContext, config: Mapping[str
 def rule(desktop: Desktop, context: TaskContext, config: Mapping[str, Any], /) -> Any:
     """Returns the literal ``rules`` of the config."""
     return config["rules"]
+
+
+# OSWorld's /list_directory, run as the desktop user: {"type", "name", "children"} per folder.
+_LIST_DIRECTORY = """
+import json, os, sys
+def tree(d):
+    out = {"type": "directory", "name": os.path.basename(d), "children": []}
+    try:
+        for entry in os.listdir(d):
+            full = os.path.join(d, entry)
+            out["children"].append(tree(full) if os.path.isdir(full) else {"type": "file", "name": entry})
+    except OSError as e:
+        out = {"error": str(e)}
+    return out
+print(json.dumps(tree(sys.argv[1])) if os.path.isdir(sys.argv[1]) else "null")
+"""
+
+
+@register_getter("list_directory")
+def list_directory(desktop: Desktop, context: TaskContext, config: Mapping[str, Any], /) -> Any:
+    """The tree of folder ``path`` as OSWorld's server lists it; None when it is not a folder."""
+    try:
+        done = desktop.execute(["python3", "-c", _LIST_DIRECTORY, config["path"]])
+    except DesktopError as exc:
+        raise EvaluationError(f"list_directory: the desktop did not answer: {exc}") from exc
+    if done.returncode != 0:
+        raise EvaluationError(f"list_directory: listing {config['path']!r} failed: {done.error[-500:]}")
+    return json.loads(done.output)

@@ -253,7 +253,12 @@ def check_gnome_favorite_apps(result: Any, expected: Any, **options: Any) -> flo
 
 @register_metric("check_moved_jpgs")
 def check_moved_jpgs(result: Any, expected: Any, **options: Any) -> float:
-    """1 when the directory listing's children are exactly the expected names."""
+    """1 when the directory listing's children are exactly the expected names.
+
+    No listing (the folder does not exist) is the agent's missing artefact: 0 (OSWorld raises).
+    """
+    if result is None:
+        return 0.0
     names = [node["name"] for node in result["children"]]
     want = expected["expected"]
     return float(len(names) == len(want) and set(names) == set(want))
