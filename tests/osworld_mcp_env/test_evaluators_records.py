@@ -123,3 +123,5 @@ def test_os_metrics():
     assert metric("check_gnome_favorite_apps")(fav, {"expected": ["vim.desktop"]}) == 0.0
     listing = {"children": [{"name": "a.jpg"}, {"name": "b.jpg"}]}
     assert metric("check_moved_jpgs")(listing, {"expected": ["b.jpg", "a.jpg"]}) == 1.0
+    # No such folder (list_directory gives None): OSWorld raises on None["children"]; 0 here.
+    assert metric("check_moved_jpgs")(None, {"expected": ["a.jpg"]}) == 0.0
