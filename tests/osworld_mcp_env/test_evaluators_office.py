@@ -15,6 +15,7 @@ import pytest
 from osworld_mcp_env.errors import TaskError
 from osworld_mcp_env.evaluators import METRICS, ZeroScore, evaluate
 from osworld_mcp_env.tasks import TaskContext, load_task
+from PIL import Image
 from pptx import Presentation
 from pptx.util import Inches, Pt
 
@@ -357,3 +358,47 @@ def test_compare_pptx_missing_result_is_a_zero_with_a_reason(tmp_path: Path):
     verdict = evaluate(task, None, TaskContext("t", tmp_path))
     assert verdict.score == 0.0
     assert "not a readable pptx" in verdict.checks[0].reason
+
+
+# --- compare_line_spacing, compare_docx_images ----------------------------------------------------------
+
+
+def spaced_docx(path: Path, spacings, text: str = "Line") -> str:
+    d = docx.Document()
+    for i, spacing in enumerate(spacings):
+        d.add_paragraph(f"{text} {i}").paragraph_format.line_spacing = spacing
+    d.save(path)
+    return str(path)
+
+
+def test_compare_line_spacing_needs_equal_text_and_spacing(tmp_path: Path):
+    double = spaced_docx(tmp_path / "a.docx", [2.0, 2.0])
+    check = metric("compare_line_spacing")
+    assert check(double, spaced_docx(tmp_path / "b.docx", [2.0, 2.0])) == 1.0
+    # 1.5 != 2.0 on the second paragraph.
+    assert check(double, spaced_docx(tmp_path / "c.docx", [2.0, 1.5])) == 0.0
+    # An unset spacing (None, inherited) is not 2.0.
+    assert check(double, spaced_docx(tmp_path / "d.docx", [2.0, None])) == 0.0
+    # Same spacing, different text: compare_docx_files fails first.
+    assert check(double, spaced_docx(tmp_path / "e.docx", [2.0, 2.0], text="Other")) == 0.0
+
+
+def image_docx(path: Path, *colours) -> str:
+    d = docx.Document()
+    for i, colour in enumerate(colours):
+        png = path.with_name(f"{path.stem}-{i}.png")
+        Image.new("RGB", (16, 16), colour).save(png)
+        d.add_picture(str(png))
+    d.save(path)
+    return str(path)
+
+
+def test_compare_docx_images_by_decoded_pixels(tmp_path: Path):
+    check = metric("compare_docx_images")
+    red = image_docx(tmp_path / "r.docx", (255, 0, 0))
+    assert check(red, image_docx(tmp_path / "r2.docx", (255, 0, 0))) == 1.0
+    assert check(red, image_docx(tmp_path / "b.docx", (0, 0, 255))) == 0.0
+    assert check(red, image_docx(tmp_path / "rb.docx", (255, 0, 0), (0, 0, 255))) == 0.0  # 1 image vs 2
+    # Images are counted by relationship: the same picture twice is one image part, so equal.
+    assert check(red, image_docx(tmp_path / "rr.docx", (255, 0, 0), (255, 0, 0))) == 1.0
+    assert check(None, red) == 0.0

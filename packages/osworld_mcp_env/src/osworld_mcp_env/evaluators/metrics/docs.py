@@ -7,15 +7,17 @@ deeper nesting). Similarities are rapidfuzz ratios / 100, as in OSWorld.
 
 from __future__ import annotations
 
+import io
 import re
 import zipfile
 from typing import Any
 
 import docx
 from docx.opc.exceptions import PackageNotFoundError
+from PIL import Image, UnidentifiedImageError
 from rapidfuzz import fuzz
 
-from osworld_mcp_env.evaluators.registry import register_metric
+from osworld_mcp_env.evaluators.registry import ZeroScore, register_metric
 
 _DOC_ERRORS = (PackageNotFoundError, zipfile.BadZipFile, KeyError, ValueError, OSError)
 
@@ -121,3 +123,49 @@ def compare_docx_tables(result: Any, expected: Any, **options: Any) -> float:
                 if t1.cell(i, j).text.strip() != t2.cell(i, j).text.strip():
                     return 0.0
     return 1.0
+
+
+@register_metric("compare_line_spacing")
+def compare_line_spacing(result: Any, expected: Any, **options: Any) -> float:
+    """1 when the texts agree (``compare_docx_files``, defaults) and every paragraph's line spacing is equal.
+
+    ``line_spacing`` is python-docx's: None (inherited), a float multiple or a length.
+    """
+    if not result or not expected or not compare_docx_files(result, expected):
+        return 0.0
+    try:
+        got, want = (docx.Document(p).paragraphs for p in (result, expected))
+    except _DOC_ERRORS:
+        return 0.0
+    if len(got) != len(want):
+        return 0.0
+    pairs = zip(got, want, strict=True)
+    return float(all(a.paragraph_format.line_spacing == b.paragraph_format.line_spacing for a, b in pairs))
+
+
+def _images(path: str) -> list[bytes]:
+    """The blobs of every image the main document part relates to, in relationship order."""
+    return [rel.target_part.blob for rel in docx.Document(path).part.rels.values() if "image" in rel.reltype]
+
+
+@register_metric("compare_docx_images")
+def compare_docx_images(result: Any, expected: Any, **options: Any) -> float:
+    """1 when both documents embed the same number of images with the same decoded pixels, in order."""
+    if not result or not expected:
+        return 0.0
+    try:
+        got, want = _images(result), _images(expected)
+    except _DOC_ERRORS:
+        return 0.0
+    if len(got) != len(want):
+        return 0.0
+    try:
+        same = all(
+            Image.open(io.BytesIO(a)).tobytes() == Image.open(io.BytesIO(b)).tobytes()
+            for a, b in zip(got, want, strict=True)
+        )
+    except (OSError, UnidentifiedImageError) as exc:
+        raise ZeroScore(
+            f"compare_docx_images: PIL cannot decode an embedded image (OSWorld raises): {exc}"
+        ) from exc
+    return float(same)
