@@ -307,3 +307,12 @@ def test_leftovers_of_a_killed_host_are_swept(open_root):
         assert not Path(dirs["dir"]).exists() and not Path(dirs["fb"]).exists()
     finally:
         fresh.close()
+
+
+def test_reset_empties_the_hosts_copy_of_the_last_result(make_env):
+    env = make_env(task="os-create-file", enable_mcp=False)
+    env.reset()
+    stale = env.unwrapped._context.work_dir / "result.txt"
+    stale.write_text("the previous episode's answer")
+    env.reset()
+    assert not stale.exists()

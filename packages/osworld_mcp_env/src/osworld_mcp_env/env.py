@@ -13,6 +13,7 @@ task that names an unknown metric) raise at construction or reset.
 
 from __future__ import annotations
 
+import shutil
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -279,7 +280,9 @@ class OSWorldMCPEnv(gym.Env[dict[str, Any], str]):
             config=TaskRunConfig(cache_roots=self._cache_roots(), max_sleep_s=self.config.max_sleep_s),
             task_dir=task.origin.parent if task.origin else None,
         )
-        self._context.work_dir.mkdir(parents=True, exist_ok=True)
+        # Files the last episode of this task copied out (its result) must not reach this one's evaluation.
+        shutil.rmtree(self._context.work_dir, ignore_errors=True)
+        self._context.work_dir.mkdir(parents=True)
         run_steps(task.config, self.desktop, self._context, phase="setup")
         # A window is mapped before its document is drawn: the first frame must show the task.
         self.desktop.settle(**RESET_SETTLE)

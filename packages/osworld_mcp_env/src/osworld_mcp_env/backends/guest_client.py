@@ -307,9 +307,9 @@ class GuestClient:
         with _reading("/gui"):
             return GuiResult(input_events_emitted=True, settle_ms=float(reply.get("settle_ms", 0.0)))
 
-    def reset_session(self) -> int:
-        """``POST /session/reset``: kills every app, keeps X/D-Bus/WM; returns how many died."""
-        reply = self._json("POST", "/session/reset", {})
+    def reset_session(self, *, timeout: float | None = None) -> int:
+        """``POST /session/reset``: kills the user's processes, keeps X/WM/servers; returns how many died."""
+        reply = self._json("POST", "/session/reset", {}, timeout=timeout)
         with _reading("/session/reset"):
             return int(reply["killed"])
 

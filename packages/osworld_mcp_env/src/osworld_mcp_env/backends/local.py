@@ -66,6 +66,9 @@ REQUIRED_BINARIES = ("bwrap", "Xvfb", "openbox", "dbus-daemon", "setpriv")
 # Parts of this package the sandbox must not see: task definitions hold expected answers.
 HIDDEN_PACKAGE_PARTS = ("tasks/bundled",)
 INSTANCE_NAME = re.compile(r"^desk(\d+)-")
+# The fast reset takes ~40 ms (a fork bomb's cleanup a little more); a guest that needs far
+# longer is stuck, and the whole sandbox is replaced instead of waiting a request's timeout.
+FAST_RESET_TIMEOUT_S = 15.0
 
 
 @dataclass(frozen=True)
@@ -296,7 +299,7 @@ class LocalDesktop:
         """
         if not full and self.running:
             try:
-                self.client.reset_session()
+                self.client.reset_session(timeout=FAST_RESET_TIMEOUT_S)
                 return
             except DesktopError:
                 pass  # a broken session gets a new sandbox

@@ -45,6 +45,7 @@ def execute(guest: Guest, request: Request) -> Response:
             stdin=subprocess.DEVNULL,
             capture_output=True,
             text=True,
+            errors="replace",  # a command may print any bytes; the reply is JSON text
             timeout=timeout,
             check=False,
         )
