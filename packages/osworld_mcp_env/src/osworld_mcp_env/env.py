@@ -437,7 +437,7 @@ class OSWorldMCPEnv(gym.Env[dict[str, Any], str]):
         info["evaluation"] = {
             "score": evaluation.score,
             "checks": [
-                {"func": c.func, "score": c.score, "result_missing": c.result_missing}
+                {"func": c.func, "score": c.score, "result_missing": c.result_missing, "reason": c.reason}
                 for c in evaluation.checks
             ],
             "infeasible": evaluation.infeasible,

@@ -39,6 +39,7 @@ class Guest:
         self._children_lock = threading.Lock()
         self._gui_lock = threading.Lock()
         self._x_baseline: XBaseline | None = None
+        threading.Thread(target=self._reap_forever, name="reaper", daemon=True).start()
 
     # --- processes -----------------------------------------------------------
     def spawn(self, command: list[str] | str, shell: bool) -> subprocess.Popen:
@@ -57,6 +58,13 @@ class Guest:
             self._children = [c for c in self._children if c.poll() is None]
             self._children.append(process)
         return process
+
+    def _reap_forever(self, interval_s: float = 0.5) -> None:
+        """Reaps launched apps that exited (or were killed): a zombie still shows in ``pgrep``."""
+        while True:
+            time.sleep(interval_s)
+            with self._children_lock:
+                self._children = [c for c in self._children if c.poll() is None]
 
     def begin_episode(self) -> dict[str, Any]:
         """A clean episode start: the user's processes and files gone, X's leftovers undone."""
