@@ -1,7 +1,8 @@
 """Calc templates: formulas, data entry and sorting in a seeded xlsx, checked by ``compare_table``.
 
-GUI oracles are keyboard only: ``ctrl+Home`` then Return and Right move to the target
-cell, the entry is typed and ``ctrl+s`` saves (xlsx, no dialog).
+GUI oracles are keyboard only: arrow keys move from the cell the script knows the
+cursor is on (A1 when the file opens) to the target cell, the entries are typed, each
+ending with Return (the cursor goes down), and ``ctrl+s`` saves (xlsx, no dialog).
 """
 
 from __future__ import annotations
@@ -33,14 +34,23 @@ SAVE_TOOL = tool("libreoffice_calc.save")
 Rows = list[list[Any]]
 
 
-def goto(cell: str) -> list[Call]:
-    """Keyboard moves from A1 to ``cell``: Return moves down, Right right.
+def position(cell: str) -> tuple[int, int]:
+    """``(column index, row number)`` of a cell name such as ``D2``."""
+    return COLS.index(cell[0]), int(cell[1:])
 
-    Not Tab: after a Tab, Calc's Return jumps back to the column the Tabs started from.
+
+def moves(start: tuple[int, int], cell: str) -> list[Call]:
+    """Arrow keys from ``start`` to ``cell``, one key per step.
+
+    Not ``ctrl+Home`` and Return: on a loaded desktop the Return right after
+    ``ctrl+Home`` was sometimes lost (the cursor stayed on A1, the entry landed a row
+    too high; 2 of about 50 runs, never with plain arrow keys in 65). Not Tab either:
+    after a Tab, Calc's Return jumps back to the column the Tabs started from.
     """
-    col, row = COLS.index(cell[0]), int(cell[1:])
-    down = [type_text("\n" * (row - 1))] if row > 1 else []
-    return [key("ctrl", "Home"), *down, *(key("Right") for _ in range(col))]
+    (col0, row0), (col, row) = start, position(cell)
+    horizontal = ["Right" if col > col0 else "Left"] * abs(col - col0)
+    vertical = ["Down" if row > row0 else "Up"] * abs(row - row0)
+    return [key(k) for k in (*vertical, *horizontal)]
 
 
 def calc_instance(
@@ -63,8 +73,10 @@ def calc_instance(
 
     def script(cells: dict[str, list[str]]) -> list[Call]:
         calls: list[Call] = []
+        cursor = position("A1")  # where Calc opens a file openpyxl wrote
         for cell, values in cells.items():
-            calls += [*goto(cell), type_text("".join(f"{v}\n" for v in values))]
+            calls += [*moves(cursor, cell), type_text("".join(f"{v}\n" for v in values))]
+            cursor = (position(cell)[0], position(cell)[1] + len(values))
         return calls + SAVE + [DONE]
 
     task = task_dict(
