@@ -2,8 +2,9 @@
 
 The recordings are quiet 8 kHz WAV tones, long enough (>= 60 s) to still be playing
 when the episode is scored. The setup starts VLC and waits until its HTTP interface
-answers (state, not time); the GUI oracle opens the file with ``ctrl+o`` and types
-its path; the tool oracle enqueues and plays it through the ``vlc`` namespace.
+answers and its window is mapped and focused (state, not time); the GUI oracle opens
+the file with ``ctrl+o`` and types its path; the tool oracle enqueues and plays it
+through the ``vlc`` namespace.
 """
 
 from __future__ import annotations
@@ -29,6 +30,21 @@ from osworld_mcp_env.tasks.templates import (
 WAIT_FOR_VLC = (
     "for i in $(seq 150); do curl -sf -o /dev/null -u :password "
     "http://127.0.0.1:8080/requests/status.xml && break; sleep 0.2; done"
+)
+# VLC's HTTP interface answers before its window is mapped: OSWorld's activate_window step
+# then found no window and the oracle's ctrl+o went nowhere (GUI oracle 0 in 3 of 8 runs).
+# So setup polls until VLC's window is the active one, asking for it while it is not.
+FOCUS_VLC = (
+    "for i in $(seq 150); do xdotool getactivewindow getwindowname 2>/dev/null "
+    "| grep -q 'VLC media player' && break; "
+    "xdotool search --onlyvisible --name 'VLC media player' windowactivate 2>/dev/null; sleep 0.2; done"
+)
+# Evaluator postconfig: VLC reports "stopped" for a moment after the dialog hands it a
+# file, and a GUI oracle that played the right file was scored 0 (1 of 10 runs). Poll
+# until it plays, up to 10 s: an episode that played nothing is scored after that.
+WAIT_FOR_PLAYING = (
+    "for i in $(seq 50); do curl -sf -u :password http://127.0.0.1:8080/requests/status.xml "
+    "| grep -q '<state>playing</state>' && break; sleep 0.2; done"
 )
 
 
@@ -57,7 +73,7 @@ def vlc_instance(task_id: str, instruction: str, files: dict[str, int], target: 
         [
             {"type": "launch", "parameters": {"command": "VLC_VERBOSE=-1 vlc --no-audio", "shell": True}},
             {"type": "execute", "parameters": {"command": WAIT_FOR_VLC, "shell": True}},
-            {"type": "activate_window", "parameters": {"window_name": "VLC media player"}},
+            {"type": "execute", "parameters": {"command": FOCUS_VLC, "shell": True}},
         ],
         {
             "func": "is_vlc_playing",
@@ -66,6 +82,7 @@ def vlc_instance(task_id: str, instruction: str, files: dict[str, int], target: 
                 "type": "rule",
                 "rules": {"type": "file_name", "file_name": target.rsplit("/", 1)[1]},
             },
+            "postconfig": [{"type": "execute", "parameters": {"command": WAIT_FOR_PLAYING, "shell": True}}],
         },
         ["vlc"],
     )
