@@ -28,19 +28,22 @@ IDLE_STEP = "bundled_office_idle"
 READY_TIMEOUT_S = 90.0
 IDLE_TIMEOUT_S = 60.0
 NO_OFFICE = 3  # the script's exit status when no office answers
+TIMED_OUT = 4  # ... when the office answered but never got ready (1 stays Python's own crash)
 
-# argv: path ("" = no document to wait for), deadline in seconds, NO_OFFICE. Exit 0 ready,
-# 1 timed out, NO_OFFICE when nothing answered on the UNO port (at once when there is no path).
+# argv: path ("" = no document to wait for), deadline in seconds, NO_OFFICE, TIMED_OUT. Exit 0
+# ready, TIMED_OUT (the last error on stderr), NO_OFFICE when nothing answered on the UNO port
+# (at once when there is no path). Any error inside the poll is the office's transitional
+# state (a document still loading has no frame yet, a start center has no URL): poll again.
+# Only catching the bridge's own exceptions let such an error end the wait at once: the
+# setup of an Impress task failed after 29 s with "did not load within 90 s".
 _SCRIPT = """
 import sys, time, uno
-from com.sun.star.connection import NoConnectException
-from com.sun.star.lang import DisposedException
-from com.sun.star.uno import RuntimeException
-path, deadline, no_office = sys.argv[1], time.monotonic() + float(sys.argv[2]), int(sys.argv[3])
+path, deadline = sys.argv[1], time.monotonic() + float(sys.argv[2])
+no_office, timed_out = int(sys.argv[3]), int(sys.argv[4])
 url = uno.systemPathToFileUrl(path) if path else ""
 local = uno.getComponentContext()
 resolver = local.ServiceManager.createInstanceWithContext("com.sun.star.bridge.UnoUrlResolver", local)
-connected = False
+connected, last = False, "not ready"
 while time.monotonic() < deadline:
     try:
         ctx = resolver.resolve("uno:socket,host=127.0.0.1,port=2002;urp;StarOffice.ComponentContext")
@@ -53,23 +56,31 @@ while time.monotonic() < deadline:
         while docs.hasMoreElements():
             doc = docs.nextElement()
             view = doc.getCurrentController() if hasattr(doc, "getCurrentController") else None
-            loaded = loaded or (doc.getURL() == url and view is not None)
+            frame = view.getFrame() if view is not None else None
+            window = frame.getContainerWindow() if frame is not None else None
+            mine = hasattr(doc, "getURL") and doc.getURL() == url
+            loaded = loaded or (mine and window is not None)
             # A save in progress disables its window (the greyed toolbars) until the file is written.
-            busy = busy or (view is not None and not view.getFrame().getContainerWindow().isEnabled())
+            busy = busy or (window is not None and not window.isEnabled())
         if loaded and not busy:
             sys.exit(0)
-    except (NoConnectException, DisposedException, RuntimeException):
-        pass
+        last = "busy" if busy else "not loaded"
+    except Exception as exc:
+        last = f"{type(exc).__name__}: {exc}"
     if not connected and not path:
         sys.exit(no_office)
     time.sleep(0.1)
-sys.exit(1 if connected else no_office)
+print(last, file=sys.stderr)
+sys.exit(timed_out if connected else no_office)
 """
 
 
-def _office_wait(desktop: Desktop, path: str, timeout: float) -> int:
-    command = ["python3", "-c", _SCRIPT, path, str(timeout), str(NO_OFFICE)]
-    return desktop.execute(command, timeout=timeout + 15.0).returncode
+def _office_wait(desktop: Desktop, path: str, timeout: float) -> tuple[int, str]:
+    """Runs the wait inside the desktop: (exit status, last line of its stderr)."""
+    command = ["python3", "-c", _SCRIPT, path, str(timeout), str(NO_OFFICE), str(TIMED_OUT)]
+    result = desktop.execute(command, timeout=timeout + 15.0)
+    lines = result.error.strip().splitlines()
+    return result.returncode, lines[-1] if lines else ""
 
 
 @register_setup_step(READY_STEP)
@@ -77,18 +88,20 @@ def office_ready(
     desktop: Desktop, context: TaskContext, /, path: str, timeout: Any = READY_TIMEOUT_S
 ) -> None:
     """Waits until LibreOffice has loaded ``path`` and handled every pending event."""
-    code = _office_wait(desktop, path, float(timeout))
+    code, last = _office_wait(desktop, path, float(timeout))
     if code != 0:
-        why = "no office answered on UNO" if code == NO_OFFICE else "the document did not load"
-        raise SetupStepError(f"{READY_STEP}: {why} within {float(timeout):g} s ({path}).")
+        why = {NO_OFFICE: "no office answered on UNO", TIMED_OUT: "the document did not load"}
+        what = why.get(code, f"the wait script failed (exit {code})")
+        raise SetupStepError(f"{READY_STEP}: {what} within {float(timeout):g} s ({path}): {last}")
 
 
 @register_setup_step(IDLE_STEP)
 def office_idle(desktop: Desktop, context: TaskContext, /, timeout: Any = IDLE_TIMEOUT_S) -> None:
     """Waits until LibreOffice has handled every pending event (a typed ``ctrl+s`` has saved)."""
-    code = _office_wait(desktop, "", float(timeout))
+    code, last = _office_wait(desktop, "", float(timeout))
     if code not in (0, NO_OFFICE):
-        raise SetupStepError(f"{IDLE_STEP}: the office stayed busy for {float(timeout):g} s.")
+        what = "the office stayed busy" if code == TIMED_OUT else f"the wait script failed (exit {code})"
+        raise SetupStepError(f"{IDLE_STEP}: {what} for {float(timeout):g} s: {last}")
 
 
 def open_document(path: str) -> list[dict[str, Any]]:
