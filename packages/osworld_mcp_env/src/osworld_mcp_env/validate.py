@@ -17,6 +17,7 @@ from typing import Any
 
 import gymnasium as gym
 
+from osworld_mcp_env.errors import SetupStepError
 from osworld_mcp_env.tasks.bundled import BUNDLED_TASK_IDS, bundled_solution
 from osworld_mcp_env.tasks.loader import load_task
 from osworld_mcp_env.tasks.templates import DONE, TEMPLATES, instance_id, instantiate
@@ -97,8 +98,14 @@ class TaskReport:
 
 
 def run_episode(env: gym.Env, task: Any, actions: Iterable[dict[str, Any]]) -> tuple[float, str]:
-    """Plays ``actions``; returns the final reward and the first error or evaluator failure ("" if none)."""
-    env.reset(options={"task": task})
+    """Plays ``actions``; returns the final reward and the first error or evaluator failure ("" if none).
+
+    A setup step that fails is this episode's problem, not the end of the whole validation.
+    """
+    try:
+        env.reset(options={"task": task})
+    except SetupStepError as exc:
+        return 0.0, f"setup failed: {str(exc)[:200]}"
     for action in actions:
         _obs, reward, terminated, truncated, info = env.step(action)
         if "error" in info:
