@@ -75,10 +75,18 @@ sys.exit(timed_out if connected else no_office)
 """
 
 
-def _office_wait(desktop: Desktop, path: str, timeout: float) -> tuple[int, str]:
-    """Runs the wait inside the desktop: (exit status, last line of its stderr)."""
-    command = ["python3", "-c", _SCRIPT, path, str(timeout), str(NO_OFFICE), str(TIMED_OUT)]
-    result = desktop.execute(command, timeout=timeout + 15.0)
+def _office_wait(desktop: Desktop, path: str, timeout: float, attempts: int = 3) -> tuple[int, str]:
+    """Runs the wait inside the desktop: (exit status, last line of its stderr).
+
+    The UNO client itself can die by a signal while the office is between states
+    (SIGSEGV seen once in a long run beside another desktop): that is retried, a
+    verdict of the script (loaded, no office, timed out) is not.
+    """
+    for _ in range(attempts):
+        command = ["python3", "-c", _SCRIPT, path, str(timeout), str(NO_OFFICE), str(TIMED_OUT)]
+        result = desktop.execute(command, timeout=timeout + 15.0)
+        if result.returncode >= 0:
+            break
     lines = result.error.strip().splitlines()
     return result.returncode, lines[-1] if lines else ""
 
