@@ -35,12 +35,10 @@ from osworld_mcp_env.guest.transport import RequestError
 
 MS_NOSUID, MS_NODEV = 0x2, 0x4
 MNT_DETACH = 0x2
-# Mounted by the infrastructure; the rest of the user's environment comes from the session.
-INFRA_ONLY_ENV = (
-    "OSWORLD_SCREEN", "OSWORLD_CTL", "OSWORLD_MCP", "OSWORLD_GUEST_TOKEN_FILE", "OSWORLD_DESKTOP_UID",
-    "OSWORLD_HOME_TEMPLATE", "OSWORLD_HOME_MB", "OSWORLD_TMP_MB", "OSWORLD_SHM_MB", "OSWORLD_RUN_MB",
-    "OSWORLD_MAX_TASKS", "OSWORLD_MAX_USERNS", "OSWORLD_MAX_FILE_BYTES",
-)  # fmt: skip
+# The backend's settings for the infrastructure all start with this prefix; of those, the
+# user's processes keep only the interpreter the app wrappers (``guest/bin/python``) run.
+INFRA_ENV_PREFIX = "OSWORLD_"
+USER_VISIBLE_INFRA_ENV = ("OSWORLD_PYTHON",)
 _libc = ctypes.CDLL(None, use_errno=True)
 
 
@@ -94,7 +92,11 @@ class UserSession:
     def __init__(self, config: SessionConfig) -> None:
         self.config = config
         self.privileged = os.geteuid() == 0 and config.uid != 0
-        self.env = {k: v for k, v in os.environ.items() if k not in INFRA_ONLY_ENV}
+        self.env = {
+            k: v
+            for k, v in os.environ.items()
+            if not k.startswith(INFRA_ENV_PREFIX) or k in USER_VISIBLE_INFRA_ENV
+        }
         self.env["HOME"] = str(config.home)
         self._bus: subprocess.Popen | None = None
         self._lock = threading.Lock()
