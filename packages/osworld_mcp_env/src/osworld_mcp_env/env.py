@@ -44,13 +44,13 @@ from osworld_mcp_env.tasks.context import TaskContext, TaskRunConfig
 from osworld_mcp_env.tasks.loader import load_task
 from osworld_mcp_env.tasks.model import Task
 from osworld_mcp_env.tasks.setup import run_steps
+from osworld_mcp_env.text import truncate
 
 # After setup: wait until the screen and the desktop's CPU stay still for 150 ms, at most 8 s.
 RESET_SETTLE = {"first_change_ms": 300.0, "quiet_ms": 150.0, "max_ms": 8000.0}
 # Of each step's deadline, this much (at most a quarter of it) is kept for the observation
 # after the action: a hung action still returns a frame in time.
 OBSERVE_RESERVE_S = 1.0
-TRUNCATION_MARKER = "\n[... truncated {dropped} characters ...]"
 
 
 @dataclass(frozen=True)
@@ -468,7 +468,7 @@ class OSWorldMCPEnv(gym.Env[dict[str, Any], str]):
             self._last_pixels = np.zeros((self.config.screen_height, self.config.screen_width, 3), np.uint8)
         obs: dict[str, Any] = {
             "screenshot": self._last_pixels,
-            "tool_result": truncate(tool_result, TOOL_RESULT_MAX_CHARS - 64),
+            "tool_result": truncate(tool_result, TOOL_RESULT_MAX_CHARS),
             "active_app": app_from_wm_class(active.wm_class) if active else "",
             "instruction": self._task.instruction if self._task else "",
         }
@@ -514,13 +514,6 @@ def desktop_fault(exc: DesktopError) -> ActionError:
     if isinstance(exc, GuestRequestError) and exc.status == 400:
         return ActionError(ErrorCode.INVALID_ARGUMENTS, exc.detail, {"input_events_emitted": False})
     return ActionError(ErrorCode.DESKTOP_ERROR, str(exc))
-
-
-def truncate(text: str, limit: int) -> str:
-    """Cuts ``text`` to ``limit`` characters with a visible marker saying how much was dropped."""
-    if len(text) <= limit:
-        return text
-    return text[:limit] + TRUNCATION_MARKER.format(dropped=len(text) - limit)
 
 
 __all__ = ["EnvConfig", "OSWorldMCPEnv", "desktop_fault"]
