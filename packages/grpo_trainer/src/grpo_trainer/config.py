@@ -67,12 +67,15 @@ class EngineSettings:
     output_dir: str = "runs/grpo"
     save_every: int = 1
     max_staleness: int = 2
+    micro_batch_size: int = 0  # samples per forward/backward within an update; 0: the whole batch
 
     def __post_init__(self) -> None:
         if self.backend not in ("torch", "deepspeed"):
             raise ConfigError(f"backend must be 'torch' or 'deepspeed', got {self.backend!r}.")
         if self.precision not in ("bf16", "fp32"):
             raise ConfigError(f"precision must be 'bf16' or 'fp32', got {self.precision!r}.")
+        if self.micro_batch_size < 0:
+            raise ConfigError(f"micro_batch_size must be >= 0 (0: whole batch), got {self.micro_batch_size}.")
 
 
 _SECTIONS = {
