@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from osworld_mcp_env.actions import COMPUTER_USE_ACTIONS, parse_action
+from osworld_mcp_env.actions import COMPUTER_USE_ACTIONS, TERMINAL_ACTIONS, parse_action
 from osworld_mcp_env.errors import ActionError
 
 from hybrid_agent.toolset import ToolSpec
@@ -41,7 +41,6 @@ from hybrid_agent.trajectory import GUI_TOOL_NAME, Call
 
 _OPEN, _CLOSE = "<tool_call>", "</tool_call>"
 _ACTION_LINE = re.compile(r"^[ \t]*Action:[ \t]*(.+?)[ \t]*$", re.MULTILINE)
-_TERMINAL_ACTIONS = frozenset({"terminate", "answer"})
 
 
 class ParseErrorCode(StrEnum):
@@ -105,8 +104,8 @@ class ParsedAction:
 
     @property
     def is_terminal(self) -> bool:
-        """True for ``terminate`` and ``answer``: the episode ends after this call."""
-        return self.call.is_gui and self.call.arguments.get("action") in _TERMINAL_ACTIONS
+        """True for the table's episode-ending actions (``terminate``, ``answer``)."""
+        return self.call.is_gui and self.call.arguments.get("action") in TERMINAL_ACTIONS
 
 
 ParseResult = ParsedAction | ParseError

@@ -8,8 +8,14 @@ The model emits ``{"name": "computer_use", "arguments": {"action": "left_click",
 agent mistake, never an exception out of ``env.step``.
 
 The ``computer_use`` vocabulary is Qwen3-VL's. :data:`COMPUTER_USE_ACTIONS` is
-its single description here: the validator, the agent's prompt schema and the
-guest's executor all read it.
+its single description: each entry gives the arguments, the text the model
+reads, and who carries the action out (:class:`Executor`). The validator here,
+the agent's prompt schema and parser (``hybrid_agent``), the guest's ``/gui``
+route and its input device (``guest.xinput``) all read this table, and
+``tests/osworld_mcp_env/test_action_table.py`` fails when one of them disagrees.
+
+The guest imports this module inside the desktop: it uses the standard library
+and :mod:`osworld_mcp_env.errors` only.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ import json
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any, Literal
 
 from osworld_mcp_env.errors import ActionError, ErrorCode
@@ -28,46 +35,112 @@ BASH = "bash"
 ArgKind = Literal["coordinate", "int", "number", "text", "keys", "status"]
 
 
+ButtonName = Literal["left", "middle", "right"]
+
+
+class Executor(StrEnum):
+    """Who carries an action out; each kind has one code path.
+
+    * ``input``: the guest's input device emits X events for it (``POST /gui``,
+      ``guest.xinput``);
+    * ``env``: the env handles it without input events (``wait`` waits for the
+      screen to settle);
+    * ``end``: nothing runs; the episode ends (``terminate``, ``answer``).
+    """
+
+    INPUT = "input"
+    ENV = "env"
+    END = "end"
+
+
+@dataclass(frozen=True)
+class Click:
+    """How the guest performs a click action: which button, pressed how many times.
+
+    Modifier keys the action accepts (``left_click``'s ``keys``) are held around the clicks.
+    """
+
+    button: ButtonName
+    count: int = 1
+
+
 @dataclass(frozen=True)
 class ActionSpec:
-    """One ``computer_use`` action: its required and optional arguments, and what it does."""
+    """One ``computer_use`` action: its arguments, what it does, and who carries it out.
+
+    Attributes:
+        description: The sentence the model reads in the prompt.
+        required: Arguments it needs, by name, with their kind.
+        optional: Arguments it accepts.
+        executor: Who performs it (:class:`Executor`).
+        click: For clicks, the button and click count the guest's input device
+            uses (a click has one handler there, driven by this field).
+    """
 
     description: str
     required: Mapping[str, ArgKind] = field(default_factory=dict)
     optional: Mapping[str, ArgKind] = field(default_factory=dict)
-    ends_episode: bool = False
+    executor: Executor = Executor.INPUT
+    click: Click | None = None
 
+    def __post_init__(self) -> None:
+        if self.click is not None and self.executor is not Executor.INPUT:
+            raise ValueError(f"A click is performed by the input executor, not by {self.executor.value!r}.")
+
+    @property
+    def ends_episode(self) -> bool:
+        """True when the episode ends with this action (the ``end`` executor)."""
+        return self.executor is Executor.END
+
+
+# The one argument of the pointer actions.
+_AT_PIXEL: Mapping[str, ArgKind] = {"coordinate": "coordinate"}
 
 COMPUTER_USE_ACTIONS: Mapping[str, ActionSpec] = {
     "key": ActionSpec("Press keys together, e.g. ['ctrl', 's'], then release them.", {"keys": "keys"}),
     "type": ActionSpec("Type a string at the keyboard focus.", {"text": "text"}),
-    "mouse_move": ActionSpec("Move the pointer to a pixel.", {"coordinate": "coordinate"}),
-    "left_click": ActionSpec("Left-click at a pixel.", {"coordinate": "coordinate"}, {"keys": "keys"}),
-    "right_click": ActionSpec("Right-click at a pixel.", {"coordinate": "coordinate"}),
-    "middle_click": ActionSpec("Middle-click at a pixel.", {"coordinate": "coordinate"}),
-    "double_click": ActionSpec("Double-click at a pixel.", {"coordinate": "coordinate"}),
-    "triple_click": ActionSpec("Triple-click at a pixel (selects a line).", {"coordinate": "coordinate"}),
+    "mouse_move": ActionSpec("Move the pointer to a pixel.", _AT_PIXEL),
+    "left_click": ActionSpec("Left-click at a pixel.", _AT_PIXEL, {"keys": "keys"}, click=Click("left")),
+    "right_click": ActionSpec("Right-click at a pixel.", _AT_PIXEL, click=Click("right")),
+    "middle_click": ActionSpec("Middle-click at a pixel.", _AT_PIXEL, click=Click("middle")),
+    "double_click": ActionSpec("Double-click at a pixel.", _AT_PIXEL, click=Click("left", 2)),
+    "triple_click": ActionSpec(
+        "Triple-click at a pixel (selects a line).", _AT_PIXEL, click=Click("left", 3)
+    ),
     "left_click_drag": ActionSpec(
         "Press the left button at start_coordinate (default: the pointer) and release it at coordinate.",
-        {"coordinate": "coordinate"},
+        _AT_PIXEL,
         {"start_coordinate": "coordinate"},
     ),
     "scroll": ActionSpec(
         "Scroll vertically by `pixels` (positive up, negative down), at coordinate if given.",
         {"pixels": "int"},
-        {"coordinate": "coordinate"},
+        _AT_PIXEL,
     ),
     "hscroll": ActionSpec(
         "Scroll horizontally by `pixels` (positive right, negative left), at coordinate if given.",
         {"pixels": "int"},
-        {"coordinate": "coordinate"},
+        _AT_PIXEL,
     ),
-    "wait": ActionSpec("Wait `time` seconds for the screen to change.", {"time": "number"}),
+    "wait": ActionSpec(
+        "Wait `time` seconds for the screen to change.", {"time": "number"}, executor=Executor.ENV
+    ),
     "terminate": ActionSpec(
-        "End the task, reporting success or failure.", {"status": "status"}, ends_episode=True
+        "End the task, reporting success or failure.", {"status": "status"}, executor=Executor.END
     ),
-    "answer": ActionSpec("End the task with a text answer.", {"text": "text"}, ends_episode=True),
+    "answer": ActionSpec("End the task with a text answer.", {"text": "text"}, executor=Executor.END),
 }
+
+
+def actions_by(executor: Executor) -> frozenset[str]:
+    """The names of the actions ``executor`` carries out."""
+    return frozenset(name for name, spec in COMPUTER_USE_ACTIONS.items() if spec.executor is executor)
+
+
+# What the guest's /gui route accepts and its input device performs.
+INPUT_ACTIONS = actions_by(Executor.INPUT)
+# The actions after which the episode is over.
+TERMINAL_ACTIONS = actions_by(Executor.END)
 
 TERMINATE_STATUSES = ("success", "failure")
 
@@ -110,12 +183,12 @@ class GuiAction:
 
     @property
     def ends_episode(self) -> bool:
-        """True for ``terminate`` and ``answer``."""
+        """True for the actions that end the episode (:data:`TERMINAL_ACTIONS`)."""
         return COMPUTER_USE_ACTIONS[self.action].ends_episode
 
     def to_call(self) -> dict[str, Any]:
         """Returns the JSON call form (the shape the model emitted)."""
-        args = {"action": self.action}
+        args: dict[str, Any] = {"action": self.action}
         args.update({k: list(v) if isinstance(v, tuple) else v for k, v in self.arguments.items()})
         return {"name": COMPUTER_USE, "arguments": args}
 

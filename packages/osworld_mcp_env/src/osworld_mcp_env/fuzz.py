@@ -26,7 +26,7 @@ from typing import Any
 
 import gymnasium as gym
 
-from osworld_mcp_env.actions import COMPUTER_USE, COMPUTER_USE_ACTIONS, ActionLimits
+from osworld_mcp_env.actions import COMPUTER_USE, COMPUTER_USE_ACTIONS, TERMINAL_ACTIONS, ActionLimits
 from osworld_mcp_env.errors import ErrorCode
 
 # Seconds a step may run past ``step_timeout_s`` (host bookkeeping) before it counts as an overrun.
@@ -285,7 +285,7 @@ class HostileActions:
 
     def _odd_gui(self) -> FuzzAction:
         r = self._rng
-        action = r.choice([a for a in COMPUTER_USE_ACTIONS if a not in ("terminate", "answer")] + ["end"])
+        action = r.choice([a for a in COMPUTER_USE_ACTIONS if a not in TERMINAL_ACTIONS] + ["end"])
         if action == "end":  # rare: ends the episode
             if r.random() < 0.8:
                 return self._odd_gui()
@@ -350,7 +350,7 @@ class HostileActions:
     def _bash(self) -> FuzzAction:
         r = self._rng
         if r.random() < 0.2:  # arguments the env must refuse
-            arguments = r.choice(
+            arguments: dict[str, Any] = r.choice(
                 [{}, {"command": ""}, {"command": 5}, {"command": "true", "timeout": 0},
                  {"command": "true", "timeout": 10**9}, {"command": "true", "timeout": "1"},
                  {"command": ["ls"]}, {"command": "true", "timeout": True}]
@@ -469,7 +469,12 @@ def run_fuzz(
         enable_bash: Draw ``bash`` calls (the env must have ``enable_bash=True``).
         on_step: Called after every step with its index and the report so far (progress).
     """
+    # Here, not at the top: the action stream above is usable without the env and its evaluators.
+    from osworld_mcp_env.env import OSWorldMCPEnv
+
     unwrapped = env.unwrapped
+    if not isinstance(unwrapped, OSWorldMCPEnv):
+        raise TypeError(f"run_fuzz drives an OSWorldMCPEnv, got {type(unwrapped).__name__}.")
     config = unwrapped.config
     report = FuzzReport(step_timeout_s=config.step_timeout_s)
     info = _reset(env, report)
