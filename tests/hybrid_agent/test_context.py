@@ -187,8 +187,9 @@ def test_tool_result_is_cut_at_l_characters_with_a_marker():
     steps, current = trajectory()
     current = Observation(FRAMES[5], "x" * 2000)
     messages = build_context(steps, current, INSTRUCTION, []).messages
+    # osworld_mcp_env.text.truncate: the marker counts inside the 1500-character bound.
     assert messages[-1]["content"][0] == txt(
-        "Tool result: " + "x" * 1500 + "...[truncated: 500 more characters]"
+        "Tool result: " + "x" * 1464 + "\n[... truncated 536 characters ...]"
     )
     short = build_context(steps, Observation(FRAMES[5], "x" * 1500), INSTRUCTION, []).messages
     assert short[-1]["content"][0] == txt("Tool result: " + "x" * 1500)

@@ -13,7 +13,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from osworld_mcp_env.actions import COMPUTER_USE_ACTIONS, TERMINATE_STATUSES
+from osworld_mcp_env.actions import COMPUTER_USE_ACTIONS, TERMINATE_STATUSES, ArgKind
+from osworld_mcp_env.text import truncate
 
 from hybrid_agent.errors import ConfigError
 from hybrid_agent.toolset import ToolSpec
@@ -42,7 +43,7 @@ _ARGUMENT_HINTS: Mapping[str, str] = {
 
 def _argument_schemas() -> dict[str, dict[str, Any]]:
     """One schema per argument name, with the actions that require / accept it."""
-    kinds: dict[str, str] = {}
+    kinds: dict[str, ArgKind] = {}
     required_by: dict[str, list[str]] = {}
     for action, spec in COMPUTER_USE_ACTIONS.items():
         for arg, kind in [*spec.required.items(), *spec.optional.items()]:
@@ -146,18 +147,13 @@ def system_prompt(tools: Sequence[ToolSpec], config: PromptConfig = PromptConfig
     return "\n\n".join(parts)
 
 
-TRUNCATION_MARKER = "...[truncated: {omitted} more characters]"
-
-
 def render_tool_result(text: str, limit: int) -> str:
-    """Renders a relayed tool result, truncated to ``limit`` characters with a visible marker.
+    """Renders a relayed tool result cut to ``limit`` characters, the stack's marker included.
 
     The full result stays in the trajectory; only the rendered copy is cut, so a
     later change of ``limit`` can be replayed from the same record.
     """
-    if len(text) > limit:
-        text = text[:limit] + TRUNCATION_MARKER.format(omitted=len(text) - limit)
-    return f"Tool result: {text}"
+    return f"Tool result: {truncate(text, limit)}"
 
 
 def current_turn_text(instruction: str, history: Sequence[str]) -> str:
