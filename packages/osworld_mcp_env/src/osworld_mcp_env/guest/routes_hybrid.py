@@ -11,8 +11,9 @@ import struct
 import time
 from typing import Any
 
+from osworld_mcp_env.actions import INPUT_ACTIONS
 from osworld_mcp_env.guest.screen import SettleConfig
-from osworld_mcp_env.guest.state import INPUT_ACTIONS, Guest
+from osworld_mcp_env.guest.state import Guest
 from osworld_mcp_env.guest.transport import Request, RequestError, Response, route
 from osworld_mcp_env.guest.xinput import InputCancelled, UnknownKey
 
@@ -52,7 +53,10 @@ def active_window(guest: Guest, request: Request) -> Response:
 
 @route("/gui", "POST")
 def gui(guest: Guest, request: Request) -> Response:
-    """Executes one ``computer_use`` action, then waits for the screen to settle.
+    """Executes one ``computer_use`` input action, then waits for the screen to settle.
+
+    The accepted actions are the table's (``actions.INPUT_ACTIONS``); ``wait`` and
+    the actions that end the episode never reach the guest.
 
     Body: ``{"action", "arguments", "settle": true, "expected_layout": hash?, "deadline_s": s?}``.
     With ``expected_layout`` the action is refused before any input (409,

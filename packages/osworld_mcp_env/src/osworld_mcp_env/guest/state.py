@@ -18,10 +18,6 @@ from osworld_mcp_env.guest.xinput import InputDevice
 from osworld_mcp_env.guest.xstate import XBaseline, capture, restore, wait_for_window_manager
 
 EXECUTE_TIMEOUT_S = 120.0
-INPUT_ACTIONS = {
-    "key", "type", "mouse_move", "left_click", "right_click", "middle_click", "double_click",
-    "triple_click", "left_click_drag", "scroll", "hscroll",
-}  # fmt: skip
 
 
 class Guest:

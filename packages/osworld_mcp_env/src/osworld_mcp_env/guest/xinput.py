@@ -1,13 +1,17 @@
 """GUI input through the XTest extension: one X request per event, no process spawns.
 
-Executes the ``computer_use`` vocabulary (``osworld_mcp_env.actions``) with pixel
-coordinates already validated by the host. Characters missing from the keymap
-are typed by binding their keysym to a spare keycode for the keystroke, as
-xdotool does.
+Performs the ``computer_use`` actions whose executor is ``input`` in
+:data:`osworld_mcp_env.actions.COMPUTER_USE_ACTIONS`, with pixel coordinates
+already validated by the host. :data:`HANDLERS` maps each of them to its method:
+clicks to one handler driven by the table's :class:`~osworld_mcp_env.actions.Click`,
+the others by name here; importing this module fails when the two disagree.
+Characters missing from the keymap are typed by binding their keysym to a spare
+keycode for the keystroke, as xdotool does.
 """
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
@@ -15,6 +19,7 @@ from typing import Any
 from Xlib import XK, X
 from Xlib.ext import xtest
 
+from osworld_mcp_env.actions import COMPUTER_USE_ACTIONS, ActionSpec, Click, Executor
 from osworld_mcp_env.guest.xdisplay import XConnection
 
 # Model key names (Qwen3-VL, pyautogui, xdotool spellings) -> X keysym names.
@@ -33,14 +38,8 @@ KEY_ALIASES: Mapping[str, str] = {
     "backslash": "backslash", "semicolon": "semicolon", "equal": "equal",
 }  # fmt: skip
 
-BUTTONS = {"left": 1, "middle": 2, "right": 3}
-# Plain clicks: action -> (button, number of clicks). left_click is separate: it may hold keys.
-CLICKS: Mapping[str, tuple[int, int]] = {
-    "right_click": (BUTTONS["right"], 1),
-    "middle_click": (BUTTONS["middle"], 1),
-    "double_click": (BUTTONS["left"], 2),
-    "triple_click": (BUTTONS["left"], 3),
-}
+# The table's button names (actions.ButtonName) -> X pointer buttons.
+BUTTONS: Mapping[str, int] = {"left": 1, "middle": 2, "right": 3}
 # X has no scroll events: buttons 4/5 scroll up/down, 6/7 left/right, one notch each.
 SCROLL_PIXELS_PER_NOTCH = 50
 
@@ -107,7 +106,7 @@ class InputDevice:
     def execute(
         self, action: str, args: Mapping[str, Any], *, cancelled: Callable[[], bool] = _never
     ) -> None:
-        """Performs one validated ``computer_use`` action; ``wait``/``terminate``/``answer`` emit nothing.
+        """Performs one validated input action (one of :data:`HANDLERS`).
 
         Args:
             action: The action name.
@@ -115,19 +114,15 @@ class InputDevice:
             cancelled: Polled between keystrokes of ``type``: once it returns True
                 typing stops with :class:`InputCancelled`, so that no keystroke of
                 an abandoned action lands during the next one.
+
+        Raises:
+            ValueError: ``action`` is not an input action (``wait``, ``terminate``
+                and ``answer`` emit nothing).
         """
-        if action in CLICKS:
-            button, count = CLICKS[action]
-            with self._x.session() as d:
-                self._click(d, args["coordinate"], button, count)
-            return
-        if action == "type":
-            self.type_text(args["text"], cancelled=cancelled)
-            return
-        handler = getattr(self, f"_do_{action}", None)
+        handler = HANDLERS.get(action)
         if handler is None:
             raise ValueError(f"computer_use action {action!r} emits no input")
-        handler(args)
+        handler(self, args, cancelled)
 
     def cursor_position(self) -> tuple[int, int]:
         """The pointer position in screen pixels."""
@@ -135,22 +130,24 @@ class InputDevice:
             pointer = d.screen().root.query_pointer()
             return pointer.root_x, pointer.root_y
 
-    # --- actions -------------------------------------------------------------
-    def _do_mouse_move(self, args: Mapping[str, Any]) -> None:
+    # --- actions (see HANDLERS) -----------------------------------------------
+    def _do_mouse_move(self, args: Mapping[str, Any], cancelled: Callable[[], bool]) -> None:
         self._move(*args["coordinate"])
 
-    def _do_left_click(self, args: Mapping[str, Any]) -> None:
+    def _do_click(self, args: Mapping[str, Any], cancelled: Callable[[], bool], *, click: Click) -> None:
+        """Clicks ``click.count`` times at ``coordinate``, holding the modifier ``keys`` if given."""
         keys = [keysym_for_name(k) for k in args.get("keys", ())]
         with self._x.session() as d:
             codes = [self._keycode(d, k)[0] for k in keys]
             for code in codes:
                 xtest.fake_input(d, X.KeyPress, code)
-            self._click(d, args["coordinate"], BUTTONS["left"], 1)
-            for code in reversed(codes):
-                xtest.fake_input(d, X.KeyRelease, code)
-            d.sync()
+            self._click(d, args["coordinate"], BUTTONS[click.button], click.count)
+            if codes:
+                for code in reversed(codes):
+                    xtest.fake_input(d, X.KeyRelease, code)
+                d.sync()
 
-    def _do_left_click_drag(self, args: Mapping[str, Any]) -> None:
+    def _do_left_click_drag(self, args: Mapping[str, Any], cancelled: Callable[[], bool]) -> None:
         start = args.get("start_coordinate") or self.cursor_position()
         end = args["coordinate"]
         with self._x.session() as d:
@@ -167,15 +164,18 @@ class InputDevice:
             xtest.fake_input(d, X.ButtonRelease, BUTTONS["left"])
             d.sync()
 
-    def _do_scroll(self, args: Mapping[str, Any]) -> None:
+    def _do_scroll(self, args: Mapping[str, Any], cancelled: Callable[[], bool]) -> None:
         self._scroll(args, up_button=4, down_button=5)
 
-    def _do_hscroll(self, args: Mapping[str, Any]) -> None:
+    def _do_hscroll(self, args: Mapping[str, Any], cancelled: Callable[[], bool]) -> None:
         # Positive pixels scroll right (button 7), negative left (button 6).
         self._scroll(args, up_button=7, down_button=6)
 
-    def _do_key(self, args: Mapping[str, Any]) -> None:
+    def _do_key(self, args: Mapping[str, Any], cancelled: Callable[[], bool]) -> None:
         self.press_keys(args["keys"])
+
+    def _do_type(self, args: Mapping[str, Any], cancelled: Callable[[], bool]) -> None:
+        self.type_text(args["text"], cancelled=cancelled)
 
     # --- primitives ----------------------------------------------------------
     def press_keys(self, names: Sequence[str]) -> None:
@@ -270,3 +270,46 @@ class InputDevice:
         d.sync()
         time.sleep(0.02)  # clients must see the MappingNotify before the keystroke
         return self._spare_keycode
+
+
+Handler = Callable[[InputDevice, Mapping[str, Any], Callable[[], bool]], None]
+
+# The input actions that are not clicks, by their table name.
+_NAMED_HANDLERS: Mapping[str, Handler] = {
+    "key": InputDevice._do_key,
+    "type": InputDevice._do_type,
+    "mouse_move": InputDevice._do_mouse_move,
+    "left_click_drag": InputDevice._do_left_click_drag,
+    "scroll": InputDevice._do_scroll,
+    "hscroll": InputDevice._do_hscroll,
+}
+
+
+def build_handlers(
+    table: Mapping[str, ActionSpec], named: Mapping[str, Handler] = _NAMED_HANDLERS
+) -> dict[str, Handler]:
+    """One handler per input action of ``table``: clicks from their :class:`Click`, others from ``named``.
+
+    Raises:
+        ValueError: An input action of ``table`` has no handler or two, a handler
+            names no input action of ``table``, or a click names a button X lacks.
+    """
+    handlers: dict[str, Handler] = dict(named)
+    for name, spec in table.items():
+        if spec.click is None:
+            continue
+        if name in named or spec.click.button not in BUTTONS:
+            raise ValueError(f"{name}: a click needs a known button {sorted(BUTTONS)} and no named handler.")
+        handlers[name] = functools.partial(InputDevice._do_click, click=spec.click)
+    wanted = {name for name, spec in table.items() if spec.executor is Executor.INPUT}
+    if set(handlers) != wanted:
+        raise ValueError(
+            "The input device and the action table disagree: "
+            f"input actions without a handler {sorted(wanted - set(handlers))}, "
+            f"handlers of no input action {sorted(set(handlers) - wanted)}."
+        )
+    return handlers
+
+
+# Built at import: a table entry without a handler stops the guest server from starting.
+HANDLERS: Mapping[str, Handler] = build_handlers(COMPUTER_USE_ACTIONS)
