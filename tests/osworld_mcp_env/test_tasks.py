@@ -33,7 +33,7 @@ from osworld_mcp_env.tasks import (
     task_from_dict,
 )
 from osworld_mcp_env.tasks.cache import osworld_cache_name
-from osworld_mcp_env.tasks.registry import Registry
+from osworld_mcp_env.registry import Registry
 from osworld_mcp_env.tasks.setup import fill_placeholders
 
 
@@ -181,8 +181,8 @@ def test_unknown_metric_is_named_with_a_suggestion():
     with pytest.raises(TaskError) as info:
         load_task(raw)
     msg = str(info.value)
-    assert "Unknown metric 'compare_tabel'. Known: " in msg
-    assert "Did you mean 'compare_table'" in msg
+    assert "Unknown metric 'compare_tabel'. Did you mean 'compare_table'" in msg
+    assert "Known: " in msg and "compare_table, " in msg
 
 
 def test_every_unknown_name_is_listed_at_once():
@@ -208,7 +208,7 @@ def test_unsupported_compare_table_rule_type_fails_at_load():
         "result": {"type": "vm_file", "path": "/a.xlsx", "dest": "a.xlsx"},
         "options": {"rules": [{"type": "pivot_tables", "sheet_idx0": 0, "sheet_idx1": "EI0"}]},
     }
-    with pytest.raises(TaskError, match=re.escape("rule type 'pivot_tables' is not implemented")):
+    with pytest.raises(TaskError, match=re.escape("Unknown compare_table rule type 'pivot_tables'. Did you mean 'pivot_table'?")):
         load_task(minimal(evaluator=ev))
 
 

@@ -85,8 +85,7 @@ class FileCache:
                 out.append(root / osworld_cache_name(url, n))
             for n in names:
                 out.append(root / n)
-        seen: set[Path] = set()
-        return [p for p in out if not (p in seen or seen.add(p))]
+        return list(dict.fromkeys(out))  # first occurrence of each, in order
 
     def resolve(self, url: str, task_id: str, dest_name: str | None = None) -> Path:
         """Returns the cached file for ``url``.

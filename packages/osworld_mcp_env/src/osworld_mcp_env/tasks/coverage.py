@@ -21,6 +21,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from osworld_mcp_env.errors import TaskError
 from osworld_mcp_env.tasks.cache import FileCache
@@ -118,7 +119,9 @@ def _cache_misses(task: Task, cache: FileCache | None) -> list[str]:
         for spec in (check.result, check.expected):
             if spec is not None and spec.type == "cloud_file":
                 paths, dests = spec.config.get("path"), spec.config.get("dest")
-                pairs = zip(paths, dests, strict=False) if isinstance(paths, list) else [(paths, dests)]
+                pairs: Iterable[tuple[Any, Any]] = [(paths, dests)]
+                if isinstance(paths, list) and isinstance(dests, list):
+                    pairs = zip(paths, dests, strict=False)
                 urls += [(str(u), Path(str(d)).name) for u, d in pairs]
     if not urls:
         return []

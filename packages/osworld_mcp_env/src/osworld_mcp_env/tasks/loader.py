@@ -11,7 +11,6 @@ suite can be listed and filtered; running setup or evaluation on such a task rai
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import json
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -19,8 +18,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from osworld_mcp_env import evaluators
 from osworld_mcp_env.errors import TaskError, TaskNotFound
+from osworld_mcp_env.registry import did_you_mean
+from osworld_mcp_env.tasks.checks import GETTERS, METRICS
 from osworld_mcp_env.tasks.model import Task, task_from_dict
 from osworld_mcp_env.tasks.setup import SETUP_STEPS
 
@@ -35,14 +35,14 @@ def task_problems(task: Task) -> list[str]:
             if step.type not in SETUP_STEPS:
                 problems.append(f"{phase}[{i}]: {SETUP_STEPS.unknown_message(step.type)}")
     for i, check in enumerate(task.evaluator.checks):
-        if check.func not in evaluators.METRICS:
-            problems.append(f"evaluator.func[{i}]: {evaluators.METRICS.unknown_message(check.func)}")
+        if check.func not in METRICS:
+            problems.append(f"evaluator.func[{i}]: {METRICS.unknown_message(check.func)}")
         else:
-            entry = evaluators.METRICS.get(check.func)
+            entry = METRICS.get(check.func)
             problems += [f"evaluator.options[{i}] ({check.func}): {p}" for p in entry.problems(check.options)]
         for role, spec in (("result", check.result), ("expected", check.expected)):
-            if spec is not None and spec.type not in evaluators.GETTERS:
-                problems.append(f"evaluator.{role}[{i}]: {evaluators.GETTERS.unknown_message(spec.type)}")
+            if spec is not None and spec.type not in GETTERS:
+                problems.append(f"evaluator.{role}[{i}]: {GETTERS.unknown_message(spec.type)}")
     return problems
 
 
@@ -133,10 +133,8 @@ class TaskLibrary:
         index = self.index()
         if task_id in index:
             return index[task_id]
-        close = difflib.get_close_matches(task_id, list(index), n=3)
-        hint = f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
         searched = ", ".join(str(d) for d in self.dirs) or "(no directories)"
-        raise TaskNotFound(f"Task {task_id!r} not found in {searched}.{hint}")
+        raise TaskNotFound(f"Task {task_id!r} not found in {searched}.{did_you_mean(task_id, index)}")
 
     def load(self, task_id: str, *, strict: bool = True) -> Task:
         """Loads the task with id ``task_id``."""

@@ -19,14 +19,14 @@ import logging
 import shlex
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar, cast
 
 from osworld_mcp_env.backends.base import Desktop, ExecResult
 from osworld_mcp_env.errors import DesktopError, GuestRequestError, GuestTimeout, SetupStepError
+from osworld_mcp_env.registry import Registry
 from osworld_mcp_env.tasks.cache import url_basename
 from osworld_mcp_env.tasks.context import TaskContext
 from osworld_mcp_env.tasks.model import SetupStep
-from osworld_mcp_env.tasks.registry import Registry
 
 logger = logging.getLogger(__name__)
 
@@ -42,9 +42,16 @@ class SetupStepFn(Protocol):
 SETUP_STEPS: Registry[SetupStepFn] = Registry("setup step")
 
 
-def register_setup_step(name: str) -> Callable[[SetupStepFn], SetupStepFn]:
-    """Registers a setup step type: ``@register_setup_step("launch")``."""
-    return SETUP_STEPS.decorator(name)
+_StepT = TypeVar("_StepT", bound=Callable[..., None])
+
+
+def register_setup_step(name: str) -> Callable[[_StepT], _StepT]:
+    """Registers a setup step type: ``@register_setup_step("launch")``.
+
+    A step names its own parameters (``def launch(desktop, context, command, shell=False)``),
+    which the ``**parameters`` protocol cannot express; the decorator keeps the function's type.
+    """
+    return cast(Callable[[_StepT], _StepT], SETUP_STEPS.register(name))
 
 
 def run_steps(steps: Sequence[SetupStep], desktop: Desktop, context: TaskContext, *, phase: str) -> None:

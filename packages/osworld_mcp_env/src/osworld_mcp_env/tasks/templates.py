@@ -23,8 +23,8 @@ from typing import Any, Literal
 
 from osworld_mcp_env.backends.base import Desktop
 from osworld_mcp_env.errors import SetupStepError, TaskNotFound
+from osworld_mcp_env.registry import Registry
 from osworld_mcp_env.tasks.context import TaskContext
-from osworld_mcp_env.tasks.registry import Registry
 from osworld_mcp_env.tasks.setup import register_setup_step
 
 Call = dict[str, Any]

@@ -47,6 +47,7 @@ from osworld_mcp_env.evaluators.metrics.cells import (
     read_cell_value,
 )
 from osworld_mcp_env.evaluators.registry import ZeroScore, register_metric
+from osworld_mcp_env.registry import Registry
 
 _IDX = re.compile(r"^(RI|RN|EI|EN)")
 
@@ -245,16 +246,15 @@ class TableRule:
 
 
 PAIR = ("sheet_idx0", "sheet_idx1")
-TABLE_RULES: dict[str, TableRule] = {
-    "sheet_name": TableRule(_sheet_name, ()),
-    "sheet_data": TableRule(_sheet_data, PAIR, ("precision", "ignore_case")),
-    "sheet_print": TableRule(_sheet_print, PAIR, ("ignore_case",)),
-    "sheet_fuzzy": TableRule(_sheet_fuzzy, (*PAIR, "rules")),
-    "check_cell": TableRule(_check_cell, ("sheet_idx", "coordinate", "props")),
-    "freeze": TableRule(_freeze, PAIR),
-    "zoom": TableRule(_zoom, ("sheet_idx", "method", "ref")),
-}
+TABLE_RULES: Registry[TableRule] = Registry("compare_table rule type")
 """Rule types by name; :mod:`.table_objects` adds the object rules (chart, pivot_table, ...)."""
+TABLE_RULES.add("sheet_name", TableRule(_sheet_name, ()))
+TABLE_RULES.add("sheet_data", TableRule(_sheet_data, PAIR, ("precision", "ignore_case")))
+TABLE_RULES.add("sheet_print", TableRule(_sheet_print, PAIR, ("ignore_case",)))
+TABLE_RULES.add("sheet_fuzzy", TableRule(_sheet_fuzzy, (*PAIR, "rules")))
+TABLE_RULES.add("check_cell", TableRule(_check_cell, ("sheet_idx", "coordinate", "props")))
+TABLE_RULES.add("freeze", TableRule(_freeze, PAIR))
+TABLE_RULES.add("zoom", TableRule(_zoom, ("sheet_idx", "method", "ref")))
 
 _FUZZY_KEYS = {"range", "type", "threshold", "ignore_case", "ignore_chars", "trim_leadings"}
 _FUZZY_KEYS |= {"trim_trailings", "normalization"}
@@ -268,10 +268,10 @@ def _index_ok(idx: Any) -> bool:
 def _rule_problems(i: int, rule: Any) -> list[str]:
     at = f"compare_table: rules[{i}]"
     kind = rule.get("type") if isinstance(rule, Mapping) else None
-    if kind not in TABLE_RULES:
-        return [f"{at}: rule type {kind!r} is not implemented (known: {sorted(TABLE_RULES)})."]
+    if not isinstance(kind, str) or kind not in TABLE_RULES:
+        return [f"{at}: {TABLE_RULES.unknown_message(kind)}"]
     at += f" ({kind})"
-    spec = TABLE_RULES[kind]
+    spec = TABLE_RULES.get(kind)
     out = [f"{at} lacks {k!r}." for k in spec.required if k not in rule]
     known = {"type", *spec.required, *spec.optional}
     out += [f"{at}: option {k!r} is not implemented." for k in rule if k not in known]
@@ -330,7 +330,7 @@ def compare_table(result: Any, expected: Any, **options: Any) -> float:
             books.open("E")
         except _UNREADABLE as exc:
             raise EvaluationError(f"compare_table: expected file {expected!r} is unreadable: {exc}") from exc
-    return float(all(TABLE_RULES[r["type"]].check(books, r) for r in options["rules"]))
+    return float(all(TABLE_RULES.get(r["type"]).check(books, r) for r in options["rules"]))
 
 
 def _csv_text_lines(path: str) -> list[str] | None:

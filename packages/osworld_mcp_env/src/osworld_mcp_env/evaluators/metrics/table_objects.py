@@ -21,6 +21,7 @@ formula engine, and a silently different score is worse than none.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import operator
 import re
@@ -94,7 +95,7 @@ def _charts(books: Books, idx: Any, rule: Mapping[str, Any]) -> dict[str, dict[s
         series = ";".join(f"{_ref(s.val)},{_ref(s.cat)}" for s in chart.series)
         info: dict[str, Any] = {}
         if "title" in props:
-            info["title"] = _rich_text(lambda c=chart: c.title)
+            info["title"] = _rich_text(functools.partial(operator.attrgetter("title"), chart))
         if "legend" in props:
             info["legend"] = chart.legend.position if chart.legend is not None else None
         if "anchor" in props:
@@ -110,7 +111,9 @@ def _charts(books: Books, idx: Any, rule: Mapping[str, Any]) -> dict[str, dict[s
             info["direction"] = chart.barDir  # AttributeError on a non-bar chart, as in OSWorld
         for axis in ("x", "y", "z"):
             if f"{axis}title" in props:
-                info[f"{axis}title"] = _rich_text(lambda c=chart, a=axis: getattr(c, f"{a}_axis").title)
+                info[f"{axis}title"] = _rich_text(
+                    functools.partial(operator.attrgetter(f"{axis}_axis.title"), chart)
+                )
         out[series] = info
     return out
 
@@ -370,8 +373,8 @@ _XM = "{http://schemas.microsoft.com/office/excel/2006/main}"
 _MAIN = "{http://schemas.openxmlformats.org/spreadsheetml/2006/main}"
 
 
-def _sparklines(books: Books, idx: Any, rule: Mapping[str, Any]) -> dict[str, str]:
-    """``{cell range: data range}`` of the sheet's sparklines, read from the sheet XML."""
+def _sparklines(books: Books, idx: Any, rule: Mapping[str, Any]) -> dict[str | None, str | None]:
+    """``{cell range: data range}`` of the sheet's sparklines, read from the sheet XML (None: absent)."""
     book, name = books.cell_source(idx)
     try:
         with zipfile.ZipFile(book) as z:
@@ -441,15 +444,19 @@ def _pair(load: Callable[..., Any]) -> Callable[[Books, Mapping[str, Any]], bool
     return lambda books, rule: _both(books, rule, load)
 
 
-TABLE_RULES.update(
-    {
-        "chart": TableRule(_pair(_charts), PAIR, ("chart_props",), _listed("chart_props", CHART_PROPS)),
-        "pivot_table": TableRule(_pair(_pivots), PAIR, ("pivot_props",), _listed("pivot_props", PIVOT_PROPS)),
-        "style": TableRule(_pair(_styles), PAIR, ("props",), _listed("props", CELL_STYLE_PROPS)),
-        "row_props": TableRule(_pair(_dimensions("row")), PAIR, ("props",), _listed("props", ROW_PROPS)),
-        "col_props": TableRule(_pair(_dimensions("column")), PAIR, ("props",), _listed("props", COL_PROPS)),
-        "filter": TableRule(_pair(_filters), PAIR),
-        "sparkline": TableRule(_pair(_sparklines), PAIR),
-        "data_validation": TableRule(_data_validation, ("sheet_idx", "dv_props"), (), _dv_problems),
-    }
+TABLE_RULES.add(
+    "chart", TableRule(_pair(_charts), PAIR, ("chart_props",), _listed("chart_props", CHART_PROPS))
 )
+TABLE_RULES.add(
+    "pivot_table", TableRule(_pair(_pivots), PAIR, ("pivot_props",), _listed("pivot_props", PIVOT_PROPS))
+)
+TABLE_RULES.add("style", TableRule(_pair(_styles), PAIR, ("props",), _listed("props", CELL_STYLE_PROPS)))
+TABLE_RULES.add(
+    "row_props", TableRule(_pair(_dimensions("row")), PAIR, ("props",), _listed("props", ROW_PROPS))
+)
+TABLE_RULES.add(
+    "col_props", TableRule(_pair(_dimensions("column")), PAIR, ("props",), _listed("props", COL_PROPS))
+)
+TABLE_RULES.add("filter", TableRule(_pair(_filters), PAIR))
+TABLE_RULES.add("sparkline", TableRule(_pair(_sparklines), PAIR))
+TABLE_RULES.add("data_validation", TableRule(_data_validation, ("sheet_idx", "dv_props"), (), _dv_problems))
