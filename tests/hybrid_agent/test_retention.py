@@ -15,6 +15,9 @@ from hybrid_agent.retention import (
     window_start,
 )
 from hybrid_agent.trajectory import Call, Evidence, Frame, Observation, Step
+from osworld_mcp_env import errors as env_errors
+from osworld_mcp_env.registry import Registry
+from osworld_mcp_env.text import TRUNCATION_MARKER
 from PIL import Image
 
 MCP = Call("os.get_volume", {})
@@ -36,9 +39,17 @@ def test_builtin_rules_are_registered():
 
 
 def test_registering_a_different_function_under_a_taken_name_raises():
-    with pytest.raises(RegistryError, match="'drop_on_success' is already registered"):
+    with pytest.raises(
+        RegistryError,
+        match="Duplicate retention rule 'drop_on_success': already registered to drop_on_success",
+    ):
         register_retention("drop_on_success")(lambda view, state: None)
     register_retention("drop_on_success")(drop_on_success)  # the same function again is harmless
+
+
+def test_an_unknown_rule_is_a_registry_error_of_the_whole_stack():
+    with pytest.raises(env_errors.RegistryError, match=r"Did you mean 'a11y_old'\? Known: a11y_old, "):
+        get_retention("a11y_odl")
 
 
 @pytest.mark.parametrize(
@@ -49,7 +60,10 @@ def test_window_start_counts_the_current_frame(step, window, start):
 
 
 def test_rules_apply_in_order_and_stop_once_the_pixels_are_gone(monkeypatch):
-    monkeypatch.setattr(retention, "_RULES", dict(retention._RULES))  # keep the global registry clean
+    rules = Registry("retention rule", error=RegistryError)  # keep the global registry clean
+    for name in retention.RULES:
+        rules.add(name, retention.get_retention(name))
+    monkeypatch.setattr(retention, "RULES", rules)
     register_retention("test_always_downscale")(lambda view, state: Verdict(FrameForm.DOWNSCALED))
     fs = frames(3)
     steps = [Step(fs[0], "", "", MCP, Evidence(True)), Step(fs[1], "", "", MCP, Evidence(False))]
@@ -77,3 +91,16 @@ def test_gui_steps_never_trigger_the_drop_rules():
         RetentionConfig(rules=("drop_on_success", "drop_on_effect")),
     )
     assert plan.shown_frames() == [0, 1]
+
+
+def test_a11y_old_bounds_the_text_with_the_stack_marker():
+    tree = "row A1=7 " * 100
+    steps = [Step(Frame(Image.new("RGB", (4, 4)), a11y=tree), "", "", MCP, Evidence(False))]
+    plan = plan_retention(
+        steps, Observation(frames(2)[1]), RetentionConfig(rules=("a11y_old",), a11y_max_chars=120)
+    )
+    (record,) = [r for r in plan.records if r.rule == "a11y_old"]
+    body = record.text.removeprefix(retention.A11Y_HEADER)
+    dropped = len(tree) - body.index("\n[...")
+    assert len(body) == 120 and body.endswith(TRUNCATION_MARKER.format(dropped=dropped))
+    assert tree.startswith(body[: 120 - len(TRUNCATION_MARKER.format(dropped=dropped))])

@@ -8,7 +8,8 @@ match the run) and say how to fix them.
 
 from __future__ import annotations
 
-from hybrid_agent.errors import unknown_name_message
+import osworld_mcp_env.errors
+from osworld_mcp_env.registry import unknown_name_message
 
 
 class GRPOError(Exception):
@@ -19,8 +20,12 @@ class ConfigError(GRPOError, ValueError):
     """A config value is out of range, unknown, or contradicts another."""
 
 
-class RegistryError(GRPOError, KeyError):
-    """A registry lookup or registration failed (unknown or duplicate name)."""
+class RegistryError(GRPOError, osworld_mcp_env.errors.RegistryError, KeyError):
+    """A registry lookup or registration failed (unknown or duplicate name).
+
+    A subclass of the stack's one :class:`osworld_mcp_env.errors.RegistryError`, so one
+    ``except`` catches a registry error of any package.
+    """
 
     def __str__(self) -> str:
         return str(self.args[0]) if self.args else ""

@@ -18,9 +18,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from osworld_mcp_env.registry import Registry
+
 from grpo_trainer.episode import Episode
-from grpo_trainer.errors import ConfigError
-from grpo_trainer.registry import Registry
+from grpo_trainer.errors import ConfigError, RegistryError
 
 
 @dataclass(frozen=True)
@@ -62,8 +63,8 @@ class RewardConfig:
 
 ReturnTerm = Callable[[Episode, RewardConfig], float]
 StepTerm = Callable[[Episode, RewardConfig], list[float]]
-RETURN_TERMS: Registry[ReturnTerm] = Registry("return term")
-STEP_TERMS: Registry[StepTerm] = Registry("step term")
+RETURN_TERMS: Registry[ReturnTerm] = Registry("return term", error=RegistryError)
+STEP_TERMS: Registry[StepTerm] = Registry("step term", error=RegistryError)
 
 
 def succeeded(episode: Episode, config: RewardConfig) -> bool:

@@ -10,8 +10,8 @@ and how to fix it.
 
 from __future__ import annotations
 
-import difflib
-from collections.abc import Iterable
+import osworld_mcp_env.errors
+from osworld_mcp_env.registry import unknown_name_message
 
 
 class HybridAgentError(Exception):
@@ -22,8 +22,13 @@ class ConfigError(HybridAgentError, ValueError):
     """A config value is out of range or two values contradict each other."""
 
 
-class RegistryError(HybridAgentError, KeyError):
-    """A registry lookup or registration failed (unknown or duplicate name)."""
+class RegistryError(HybridAgentError, osworld_mcp_env.errors.RegistryError, KeyError):
+    """A registry lookup or registration failed (unknown or duplicate name).
+
+    A subclass of the stack's one :class:`osworld_mcp_env.errors.RegistryError`, so one
+    ``except`` catches a registry error of any package; the message comes from the
+    stack's one formatter (:func:`unknown_name_message`, re-exported here).
+    """
 
     def __str__(self) -> str:
         # KeyError.__str__ quotes its argument; a readable message matters more here.
@@ -38,18 +43,11 @@ class ToolCatalogError(HybridAgentError, ValueError):
     """A tool schema file is missing or not in a known format."""
 
 
-def unknown_name_message(kind: str, name: str, known: Iterable[str]) -> str:
-    """Builds the message for an unknown registry name: the known names and a close match.
-
-    Args:
-        kind: What was looked up, e.g. ``"retention rule"``.
-        name: The name that was not found.
-        known: Every registered name.
-
-    Returns:
-        ``"Unknown retention rule 'drop_on_sucess'. Did you mean 'drop_on_success'? Known: ..."``.
-    """
-    known_sorted = sorted(known)
-    close = difflib.get_close_matches(name, known_sorted, n=1)
-    hint = f" Did you mean {close[0]!r}?" if close else ""
-    return f"Unknown {kind} {name!r}.{hint} Known: {', '.join(known_sorted)}."
+__all__ = [
+    "ConfigError",
+    "ContextError",
+    "HybridAgentError",
+    "RegistryError",
+    "ToolCatalogError",
+    "unknown_name_message",
+]

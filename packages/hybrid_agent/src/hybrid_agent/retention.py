@@ -18,7 +18,10 @@ from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from hybrid_agent.errors import ConfigError, ContextError, RegistryError, unknown_name_message
+from osworld_mcp_env.registry import Registry
+from osworld_mcp_env.text import truncate
+
+from hybrid_agent.errors import ConfigError, ContextError, RegistryError
 from hybrid_agent.trajectory import Frame, Observation, Step
 
 
@@ -47,7 +50,7 @@ class RetentionConfig:
         rules: Registered rule names, applied in this order to each in-window frame.
             The study's "drop" is ``("drop_on_success",)``; default: none.
         downscale_factor: Scale of frames older than the newest under ``downscale_old``.
-        a11y_max_chars: Accessibility text longer than this is cut under ``a11y_old``.
+        a11y_max_chars: Bound of the accessibility text under ``a11y_old``, truncation marker included.
         max_consecutive_skips: ``skip_identical`` keeps a frame after this many skips in a row.
     """
 
@@ -178,7 +181,8 @@ RetentionRule = Callable[[FrameView, RetentionState], Verdict | None]
 form, or ``None`` when the rule does not apply. A ``Verdict`` with the frame's current
 form records an explicit "kept by this rule" decision."""
 
-_RULES: dict[str, RetentionRule] = {}
+RULES: Registry[RetentionRule] = Registry("retention rule", error=RegistryError)
+"""Retention rules by name (:attr:`RetentionConfig.rules`)."""
 
 
 def register_retention(name: str) -> Callable[[RetentionRule], RetentionRule]:
@@ -187,15 +191,7 @@ def register_retention(name: str) -> Callable[[RetentionRule], RetentionRule]:
     Raises:
         RegistryError: When ``name`` is already taken by a different function.
     """
-
-    def decorator(rule: RetentionRule) -> RetentionRule:
-        existing = _RULES.get(name)
-        if existing is not None and existing is not rule:
-            raise RegistryError(f"Retention rule {name!r} is already registered ({existing.__qualname__}).")
-        _RULES[name] = rule
-        return rule
-
-    return decorator
+    return RULES.register(name)
 
 
 def get_retention(name: str) -> RetentionRule:
@@ -204,15 +200,12 @@ def get_retention(name: str) -> RetentionRule:
     Raises:
         RegistryError: For an unknown name; the message lists the known ones.
     """
-    try:
-        return _RULES[name]
-    except KeyError:
-        raise RegistryError(unknown_name_message("retention rule", name, _RULES)) from None
+    return RULES.get(name)
 
 
 def retention_rules() -> tuple[str, ...]:
-    """Names of all registered rules."""
-    return tuple(_RULES)
+    """Names of all registered rules, sorted."""
+    return tuple(RULES.names())
 
 
 def window_start(step: int, window: int | None) -> int:
@@ -336,8 +329,4 @@ def a11y_old(view: FrameView, state: RetentionState) -> Verdict | None:
     """Frames older than the newest are replaced by their accessibility text, when there is one."""
     if view.is_current or not view.frame.a11y:
         return None
-    text = view.frame.a11y
-    limit = state.config.a11y_max_chars
-    if len(text) > limit:
-        text = text[:limit] + f"...[truncated: {len(text) - limit} more characters]"
-    return Verdict(FrameForm.A11Y, A11Y_HEADER + text)
+    return Verdict(FrameForm.A11Y, A11Y_HEADER + truncate(view.frame.a11y, state.config.a11y_max_chars))

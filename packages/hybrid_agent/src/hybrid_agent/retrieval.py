@@ -28,9 +28,10 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from osworld_mcp_env.apps import APP_NAMESPACES, normalize_app
+from osworld_mcp_env.registry import unknown_name_message
 from rank_bm25 import BM25Okapi
 
-from hybrid_agent.errors import ConfigError, unknown_name_message
+from hybrid_agent.errors import ConfigError
 from hybrid_agent.toolset import ToolSpec
 
 

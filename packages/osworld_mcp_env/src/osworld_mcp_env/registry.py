@@ -41,9 +41,9 @@ def unknown_name_message(kind: str, name: object, known: Iterable[str]) -> str:
 
 
 def did_you_mean(name: object, known: Iterable[str]) -> str:
-    """``" Did you mean 'a' or 'b'?"`` with up to three close names, or ``""`` when none is close."""
-    close = difflib.get_close_matches(str(name), list(known), n=3, cutoff=0.6)
-    return " Did you mean " + " or ".join(repr(c) for c in close) + "?" if close else ""
+    """``" Did you mean 'a'?"`` naming the closest known name, or ``""`` when none is close."""
+    close = difflib.get_close_matches(str(name), list(known), n=1, cutoff=0.6)
+    return f" Did you mean {close[0]!r}?" if close else ""
 
 
 class Registry(Generic[T]):

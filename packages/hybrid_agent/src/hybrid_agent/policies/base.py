@@ -19,8 +19,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from osworld_mcp_env.registry import Registry, unknown_name_message
+
 from hybrid_agent.coords import CoordinatePolicy
-from hybrid_agent.errors import ConfigError, RegistryError, unknown_name_message
+from hybrid_agent.errors import ConfigError, RegistryError
 from hybrid_agent.messages import Message
 from hybrid_agent.toolset import ToolSpec
 
@@ -116,7 +118,8 @@ class PolicyOptions:
 PolicyFactory = Callable[[str, PolicyOptions], Policy]
 """Builds a policy from the part of the spec after ``kind:`` (may be empty) and the options."""
 
-_KINDS: dict[str, PolicyFactory] = {}
+POLICY_KINDS: Registry[PolicyFactory] = Registry("policy kind", error=RegistryError)
+"""Policy factories by spec prefix (the part before ``:``)."""
 
 
 def register_policy(kind: str) -> Callable[[PolicyFactory], PolicyFactory]:
@@ -125,20 +128,12 @@ def register_policy(kind: str) -> Callable[[PolicyFactory], PolicyFactory]:
     Raises:
         RegistryError: When ``kind`` is taken by another factory.
     """
-
-    def decorator(factory: PolicyFactory) -> PolicyFactory:
-        existing = _KINDS.get(kind)
-        if existing is not None and existing is not factory:
-            raise RegistryError(f"Policy kind {kind!r} is already registered ({existing.__qualname__}).")
-        _KINDS[kind] = factory
-        return factory
-
-    return decorator
+    return POLICY_KINDS.register(kind)
 
 
 def policy_kinds() -> tuple[str, ...]:
-    """The registered spec prefixes."""
-    return tuple(_KINDS)
+    """The registered spec prefixes, sorted."""
+    return tuple(POLICY_KINDS.names())
 
 
 def _import_class(spec: str) -> type:
@@ -165,14 +160,14 @@ def make_policy(spec: str, options: PolicyOptions | None = None) -> Policy:
     """
     options = options or PolicyOptions()
     kind, _, rest = spec.partition(":")
-    if kind in _KINDS:
-        return _KINDS[kind](rest, options)
+    if kind in POLICY_KINDS:
+        return POLICY_KINDS.get(kind)(rest, options)
     if "." in kind and rest:
         policy = _import_class(spec)()
         if not isinstance(policy, Policy):
             raise ConfigError(f"{spec!r} is not a Policy: it needs a 'name' and a 'generate(requests)'.")
         return policy
-    raise RegistryError(unknown_name_message("policy kind", kind, [*_KINDS, "pkg.module:Class"]))
+    raise RegistryError(unknown_name_message("policy kind", kind, [*POLICY_KINDS, "pkg.module:Class"]))
 
 
 def preferred_coordinates(policy: Policy) -> CoordinatePolicy | None:
