@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import itertools
+import json
 import re
 import time
 
 import pytest
+from osworld_mcp_env.actions import COMPUTER_USE_ACTIONS, Executor
 from osworld_mcp_env.backends.local import LocalDesktop
 
 pytestmark = pytest.mark.desktop
@@ -25,11 +28,30 @@ def xev_desktop():
     desktop.close()
 
 
+_marks = itertools.count()
+
+
 def events_after(desktop: LocalDesktop, action: dict) -> str:
+    """The xev log of ``action``, read up to a property change sent after it.
+
+    xev writes after the server delivers, and the settle wait watched the screen
+    only. The server delivers events in order, so once xev has logged the
+    PropertyNotify of a property set on its window after the action, it has
+    logged every event of the action.
+    """
     before = len(desktop.read_file(XEV_LOG) or b"")
     desktop.gui(action)
-    time.sleep(0.2)  # xev writes after the server delivers; the settle wait watched the screen only
-    return (desktop.read_file(XEV_LOG) or b"")[before:].decode()
+    mark = f"_TEST_MARK_{next(_marks)}"
+    xev = next(w.window_id for w in desktop.windows() if w.title == "Event Tester")
+    assert desktop.execute(["xprop", "-id", str(xev), "-f", mark, "8s", "-set", mark, "1"]).ok
+    deadline = time.monotonic() + 30
+    while True:
+        log = (desktop.read_file(XEV_LOG) or b"")[before:].decode()
+        at = log.find(f"({mark})")
+        if at >= 0:
+            return log[: log.rfind("\n\n", 0, at) + 1]  # the blocks before the mark's event
+        assert time.monotonic() < deadline, f"xev did not log {mark} within 30 s"
+        time.sleep(0.05)  # polling interval
 
 
 def presses(log: str, kind: str) -> list[str]:
@@ -89,3 +111,29 @@ def test_key_chord_and_typing_reach_the_window(xev_desktop):
             lookup = re.search(r'XLookupString gives \d+ bytes: (?:\([^)]*\) )?"(.*)"', block)
             typed += lookup.group(1) if lookup else ""
     assert typed == "aZ!é"
+
+
+# A valid value of each argument kind; coordinates inside the xev window, so no click reaches the root menu.
+SAMPLE = {
+    "coordinate": [300, 300],
+    "int": 50,
+    "number": 0.5,
+    "text": "a",
+    "keys": ["shift"],
+    "status": "success",
+}
+
+
+@pytest.mark.parametrize("action", sorted(COMPUTER_USE_ACTIONS))
+def test_guest_performs_exactly_the_tables_input_actions(xev_desktop, action):
+    """/gui performs every action the table gives the input executor and refuses the others."""
+    spec = COMPUTER_USE_ACTIONS[action]
+    arguments = {arg: SAMPLE[kind] for arg, kind in spec.required.items()}
+    status, _, body = xev_desktop.client.request(
+        "POST", "/gui", json_body={"action": action, "arguments": arguments}
+    )
+    reply = json.loads(body)
+    if spec.executor is Executor.INPUT:
+        assert (status, reply["input_events_emitted"]) == (200, True), reply
+    else:
+        assert status == 400 and "is not an input action" in reply["message"], reply
