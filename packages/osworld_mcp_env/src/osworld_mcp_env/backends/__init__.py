@@ -11,24 +11,25 @@ from collections.abc import Callable
 from typing import Any
 
 from osworld_mcp_env.backends.base import Desktop, ExecResult, Frame, GuiResult, WindowInfo
-from osworld_mcp_env.errors import RegistryError
+from osworld_mcp_env.registry import Registry
 
 BackendFactory = Callable[..., Desktop]
-_BACKENDS: dict[str, BackendFactory] = {}
+BACKENDS: Registry[BackendFactory] = Registry("backend")
+"""Desktop factories by backend name (``OSWorldMCPEnv(backend=...)``)."""
 
 
 def register_backend(name: str, factory: BackendFactory) -> None:
     """Registers a backend factory; a duplicate name raises."""
-    if name in _BACKENDS:
-        raise RegistryError(f"Backend {name!r} is already registered.")
-    _BACKENDS[name] = factory
+    BACKENDS.add(name, factory)
 
 
 def make_desktop(name: str, *, screen_width: int, screen_height: int, **options: Any) -> Desktop:
-    """Creates and starts a desktop of the named backend."""
-    if name not in _BACKENDS:
-        raise RegistryError(f"Unknown backend {name!r}. Known: {sorted(_BACKENDS)}.")
-    return _BACKENDS[name](screen_width=screen_width, screen_height=screen_height, **options)
+    """Creates and starts a desktop of the named backend.
+
+    Raises:
+        RegistryError: An unknown backend name (the message lists the known ones).
+    """
+    return BACKENDS.get(name)(screen_width=screen_width, screen_height=screen_height, **options)
 
 
 def _local(*, screen_width: int, screen_height: int, **options: Any) -> Desktop:
@@ -39,4 +40,13 @@ def _local(*, screen_width: int, screen_height: int, **options: Any) -> Desktop:
 
 register_backend("local", _local)
 
-__all__ = ["Desktop", "ExecResult", "Frame", "GuiResult", "WindowInfo", "make_desktop", "register_backend"]
+__all__ = [
+    "BACKENDS",
+    "Desktop",
+    "ExecResult",
+    "Frame",
+    "GuiResult",
+    "WindowInfo",
+    "make_desktop",
+    "register_backend",
+]

@@ -1,9 +1,10 @@
 """HTTP plumbing of the guest server: requests, responses, the route table, the threaded server.
 
-Routes register with :func:`route`; a handler takes the :class:`~osworld_mcp_env.guest.state.Guest`
-and the :class:`Request` and returns a :class:`Response` or raises :class:`RequestError`.
-Any other exception becomes a 500 answer: the server outlives a handler bug. Absurd
-requests (a bad ``Content-Length``, a JSON body too large, too deep or not JSON) are
+Routes register with :func:`route` in :data:`ROUTES` (a :class:`~osworld_mcp_env.registry.Registry`);
+a handler takes the :class:`~osworld_mcp_env.guest.state.Guest` and the :class:`Request` and
+returns a :class:`Response` or raises :class:`RequestError`. Any other exception becomes a 500
+answer: the server outlives a handler bug. Absurd requests (a bad ``Content-Length``, a JSON
+body too large, too deep or not JSON) are
 refused with a 4xx before a handler sees them.
 """
 
@@ -20,6 +21,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from typing import Any
+
+from osworld_mcp_env.registry import Registry
 
 MAX_BODY_BYTES = 512 * 1024 * 1024  # uploads (multipart) of task files
 MAX_JSON_BYTES = 16 * 1024 * 1024  # a JSON request is a command or an action, never a file
@@ -121,18 +124,20 @@ def _refuse_constant(token: str) -> Any:
 
 
 Route = Callable[[Any, Request], Response]  # (Guest, Request) -> Response
-ROUTES: dict[tuple[str, str], Route] = {}
+ROUTES: Registry[Route] = Registry("route")
+"""Handlers by ``"<METHOD> <path>"`` (``"POST /gui"``)."""
 
 
 def route(path: str, *methods: str) -> Callable[[Route], Route]:
-    """Registers a handler for a path and HTTP methods."""
+    """Registers a handler for a path and HTTP methods.
+
+    Raises:
+        RegistryError: A method and path registered twice.
+    """
 
     def decorate(fn: Route) -> Route:
         for method in methods:
-            key = (method, path)
-            if key in ROUTES:
-                raise ValueError(f"Route {method} {path} registered twice")
-            ROUTES[key] = fn
+            ROUTES.add(f"{method} {path}", fn)
         return fn
 
     return decorate
@@ -158,9 +163,10 @@ class Handler(BaseHTTPRequestHandler):
         try:
             self._check_token()
             body = self._read_body()
-            handler = ROUTES.get((method, parsed.path))
-            if handler is None:
-                raise RequestError(404, f"No route {method} {parsed.path}.")
+            key = f"{method} {parsed.path}"
+            if key not in ROUTES:
+                raise RequestError(404, ROUTES.unknown_message(key))
+            handler = ROUTES.get(key)
             query = dict(urllib.parse.parse_qsl(parsed.query))
             request = Request(method, parsed.path, query, self.headers, body, self.connection)
             response = handler(self.server.guest, request)
