@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import argparse
 import os
-import socketserver
+import socket
 import sys
 
 from osworld_mcp_env.guest import routes_hybrid, routes_osworld, routes_session  # noqa: F401 - registers the routes
@@ -32,7 +32,7 @@ def serve(*, unix_socket: str | None, host: str, port: int, token: str | None) -
         # A stale socket from a killed server would make bind fail.
         if os.path.exists(unix_socket):
             os.unlink(unix_socket)
-        server = GuestHTTPServer(unix_socket, guest, token, family=socketserver.socket.AF_UNIX)
+        server = GuestHTTPServer(unix_socket, guest, token, family=socket.AF_UNIX)
         os.chmod(unix_socket, 0o600)
     else:
         server = GuestHTTPServer((host, port), guest, token)

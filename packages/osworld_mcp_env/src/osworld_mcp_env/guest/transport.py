@@ -111,11 +111,12 @@ class Request:
             raise RequestError(400, f"Expected multipart/form-data, got {content_type!r}.")
         head = f"Content-Type: {content_type}\r\nMIME-Version: 1.0\r\n\r\n".encode()
         message = email.parser.BytesParser(policy=email.policy.HTTP).parsebytes(head + self.body)
-        fields = {}
+        fields: dict[str, bytes] = {}
         for part in message.iter_parts():
             name = part.get_param("name", header="content-disposition")
-            if name:
-                fields[name] = part.get_payload(decode=True) or b""
+            if isinstance(name, str) and name:  # an RFC 2231 tuple is no field name a client sends
+                payload = part.get_payload(decode=True)
+                fields[name] = payload if isinstance(payload, bytes) else b""
         return fields
 
 
@@ -231,7 +232,7 @@ class GuestHTTPServer(socketserver.ThreadingMixIn, HTTPServer):
 
     def server_bind(self) -> None:
         """Binds; for Unix sockets skips the TCP-only host name lookup."""
-        if self.address_family == socketserver.socket.AF_UNIX:
+        if self.address_family == socket.AF_UNIX:
             socketserver.TCPServer.server_bind(self)
             self.server_name, self.server_port = "guest", 0
         else:
