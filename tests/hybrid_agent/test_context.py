@@ -242,11 +242,12 @@ def test_downscale_old_halves_past_frames_and_keeps_the_current_one():
 def test_a11y_old_replaces_past_frames_that_have_text():
     steps, current = trajectory()
     steps[4] = Step(frame(1, a11y="table A1=7 " * 10), "ERR", steps[4].response, SAVE_KEY)
-    config = ContextConfig(retention=RetentionConfig(window=3, rules=("a11y_old",), a11y_max_chars=20))
+    # 60: room for osworld_mcp_env.text.truncate's marker inside the bound (20 would cut bare).
+    config = ContextConfig(retention=RetentionConfig(window=3, rules=("a11y_old",), a11y_max_chars=60))
     messages = build_context(steps, current, INSTRUCTION, [], config).messages
     assert messages[1]["content"][1] == img(3)  # no a11y text: stays an image
-    expected = "[Screenshot replaced by its accessibility tree]\n" + ("table A1=7 " * 10)[:20]
-    assert messages[3]["content"][1] == txt(expected + "...[truncated: 90 more characters]")
+    expected = "[Screenshot replaced by its accessibility tree]\n" + ("table A1=7 " * 10)[:25]
+    assert messages[3]["content"][1] == txt(expected + "\n[... truncated 85 characters ...]")
 
 
 def test_a_stored_plan_replays_the_same_messages():
