@@ -9,7 +9,7 @@ import time
 import openpyxl
 import pytest
 from osworld_mcp_env.backends.local import LocalDesktop
-from osworld_mcp_env.errors import GuestRequestError
+from osworld_mcp_env.errors import GuestRequestError, InputRejected, StaleFrameError
 from PIL import Image
 
 pytestmark = pytest.mark.desktop
@@ -32,7 +32,13 @@ def test_execute_returns_osworld_shape(desktop):
         desktop, "POST", "/execute", json_body={"command": ["bash", "-c", "echo out; echo err >&2; exit 3"]}
     )
     assert status == 200
-    assert json.loads(body) == {"status": "success", "output": "out\n", "error": "err\n", "returncode": 3}
+    assert json.loads(body) == {
+        "status": "success",
+        "output": "out\n",
+        "error": "err\n",
+        "returncode": 3,
+        "timed_out": False,
+    }
     shell = desktop.execute("echo ~ $((6*7))", shell=True)
     assert shell.output == "/home/user 42\n" and shell.ok
     assert desktop.execute(["ls", "~/Desktop"]).ok  # ~/ arguments are expanded, as in OSWorld
@@ -40,8 +46,11 @@ def test_execute_returns_osworld_shape(desktop):
 
 def test_execute_timeout_is_a_result_not_a_dropped_connection(desktop):
     result = desktop.execute("sleep 5", shell=True, timeout=0.5)
-    assert result.status == "error" and result.returncode == -1
-    assert desktop.execute(["true"]).ok
+    assert result.status == "error" and result.returncode == -1 and result.timed_out
+    # -1 alone does not mean a timeout: a command that cannot start says -1 too, and no timeout.
+    missing = desktop.execute(["/no/such/program"])
+    assert missing.returncode == -1 and not missing.timed_out
+    assert desktop.execute(["true"]).ok and not desktop.execute(["true"]).timed_out
 
 
 def test_upload_then_file_round_trip_and_missing_file(desktop):
@@ -84,9 +93,12 @@ def test_bad_requests_are_errors_not_crashes(desktop):
     assert call(desktop, "POST", "/execute", json_body={"command": 5})[0] == 400
     assert call(desktop, "POST", "/setup/open_file", json_body={"path": "/missing.xlsx"})[0] == 404
     assert call(desktop, "POST", "/gui", json_body={"action": "wait"})[0] == 400
-    with pytest.raises(GuestRequestError) as info:
+    with pytest.raises(InputRejected) as info:
         desktop.gui({"action": "key", "arguments": {"keys": ["NoSuchKey"]}})
-    assert info.value.status == 400
+    assert info.value.status == 400 and isinstance(info.value, GuestRequestError)
+    with pytest.raises(StaleFrameError) as stale:
+        desktop.gui({"action": "mouse_move", "arguments": {"coordinate": [5, 5]}}, expected_layout="stale")
+    assert stale.value.status == 409 and stale.value.fields.get("input_events_emitted") is False
     assert desktop.client.health()
 
 

@@ -30,9 +30,11 @@ class DesktopStartError(DesktopError):
 class GuestRequestError(DesktopError):
     """The guest server answered an HTTP error (``status``) or an unreadable reply.
 
-    The two subclasses say why no usable answer came: :class:`GuestTimeout` (none in
-    time) and :class:`GuestUnreachable` (the connection failed). The env maps each
-    to an :class:`ErrorCode` in one place (``env.desktop_fault``).
+    The subclasses say why no usable answer came: :class:`GuestTimeout` (none in
+    time), :class:`GuestUnreachable` (the connection failed), :class:`StaleFrameError`
+    and :class:`InputRejected` (the guest refused a GUI action before any input).
+    The env maps each type to an :class:`ErrorCode` in one place
+    (``env.desktop_fault``), so no HTTP status reaches it.
     """
 
     def __init__(
@@ -51,6 +53,14 @@ class GuestTimeout(GuestRequestError):
 
 class GuestUnreachable(GuestRequestError):
     """No connection: the socket is missing, refused, reset or closed mid-answer (a dead guest)."""
+
+
+class StaleFrameError(GuestRequestError):
+    """The guest refused a GUI action: the window layout changed since the cited frame; no input was sent."""
+
+
+class InputRejected(GuestRequestError):
+    """The guest refused a GUI action it cannot produce (an unknown key name); no input was sent."""
 
 
 class TaskError(OSWorldMCPError):

@@ -19,12 +19,23 @@ from osworld_mcp_env.guest.wire import WindowInfo
 
 @dataclass(frozen=True)
 class ExecResult:
-    """Result of ``POST /execute``: the OSWorld response shape as a value."""
+    """Result of ``POST /execute``: the OSWorld response shape as a value.
+
+    Attributes:
+        status: ``success`` when the command ran to its end (any exit code), else ``error``.
+        output: Its standard output.
+        error: Its standard error (or why it could not run).
+        returncode: Its exit code; -1 when it did not exit by itself (killed at
+            the timeout, or never started), as in OSWorld.
+        timed_out: The guest killed it at its timeout. Said explicitly: -1 alone
+            does not tell a timeout from a command that could not start.
+    """
 
     status: str
     output: str
     error: str
     returncode: int
+    timed_out: bool = False
 
     @property
     def ok(self) -> bool:

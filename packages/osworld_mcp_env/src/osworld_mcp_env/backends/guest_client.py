@@ -6,9 +6,12 @@ use one keep-alive connection; every request has a deadline (its own timeout,
 clamped to the caller's :func:`~osworld_mcp_env.deadline.deadline` scope), so a
 hung desktop becomes an error, not a hung env. Failures are typed and nothing
 else escapes: :class:`~osworld_mcp_env.errors.GuestTimeout` (no answer in time),
-:class:`~osworld_mcp_env.errors.GuestUnreachable` (no connection) and
-:class:`~osworld_mcp_env.errors.GuestRequestError` (an HTTP error or an
-unreadable reply); the env turns each into an error code.
+:class:`~osworld_mcp_env.errors.GuestUnreachable` (no connection),
+:class:`~osworld_mcp_env.errors.StaleFrameError` and
+:class:`~osworld_mcp_env.errors.InputRejected` (a GUI action refused before any
+input) and :class:`~osworld_mcp_env.errors.GuestRequestError` (any other HTTP
+error or an unreadable reply). HTTP statuses stop here: the env maps the error
+types to error codes.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ import json
 import socket
 import threading
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 from urllib.parse import quote
 
@@ -27,11 +30,19 @@ import numpy as np
 
 from osworld_mcp_env.backends.base import ExecResult, Frame, GuiResult, WindowInfo
 from osworld_mcp_env.deadline import budget as deadline_budget
-from osworld_mcp_env.errors import GuestRequestError, GuestTimeout, GuestUnreachable
+from osworld_mcp_env.errors import (
+    GuestRequestError,
+    GuestTimeout,
+    GuestUnreachable,
+    InputRejected,
+    StaleFrameError,
+)
 
 # The guest stops long work (typing, settling) this long before the caller's deadline,
 # so that its answer, not the socket timeout, ends the request.
 GUEST_REPLY_MARGIN_S = 0.3
+# What the guest's refusals of ``POST /gui`` mean: both come before any input event.
+GUI_REFUSALS: Mapping[int, type[GuestRequestError]] = {409: StaleFrameError, 400: InputRejected}
 
 
 class _UnixHTTPConnection(http.client.HTTPConnection):
@@ -185,6 +196,7 @@ class GuestClient:
                 output=str(result.get("output", "")),
                 error=str(result.get("error", result.get("message", ""))),
                 returncode=int(result.get("returncode", -1)),
+                timed_out=result.get("timed_out") is True,
             )
 
     def launch(self, command: list[str] | str, *, shell: bool = False) -> None:
@@ -288,8 +300,8 @@ class GuestClient:
         this action lands after the call returns.
 
         Raises:
-            GuestRequestError: with status 409 when ``expected_layout`` is stale,
-                400 for input the guest cannot produce.
+            StaleFrameError: ``expected_layout`` is stale (no input was sent).
+            InputRejected: input the guest cannot produce, such as an unknown key name.
             GuestTimeout: the action did not finish in time (the guest says how far it got).
         """
         budget = deadline_budget(self.timeout if timeout is None else timeout)
@@ -302,7 +314,7 @@ class GuestClient:
             payload["expected_layout"] = expected_layout
         status, _, data = self.request("POST", "/gui", json_body=payload, timeout=budget)
         if status != 200:
-            raise _status_error("/gui", status, data)
+            raise _status_error("/gui", status, data, GUI_REFUSALS)
         reply = _decode("/gui", data)
         with _reading("/gui"):
             return GuiResult(input_events_emitted=True, settle_ms=float(reply.get("settle_ms", 0.0)))
@@ -347,9 +359,16 @@ def _decode(endpoint: str, data: bytes) -> Any:
         raise GuestRequestError(endpoint, 200, "malformed reply: nested too deep") from exc
 
 
-def _status_error(endpoint: str, status: int, data: bytes) -> GuestRequestError:
-    """The typed error of a non-200 answer: 504 is the guest stopping at the deadline."""
-    error = GuestTimeout if status == 504 else GuestRequestError
+def _status_error(
+    endpoint: str, status: int, data: bytes, refusals: Mapping[int, type[GuestRequestError]] | None = None
+) -> GuestRequestError:
+    """The typed error of a non-200 answer.
+
+    504 is the guest stopping at the deadline; ``refusals`` names what the
+    endpoint's other statuses mean (:data:`GUI_REFUSALS`); any other is a plain
+    :class:`GuestRequestError`.
+    """
+    error = (refusals or {}).get(status) or (GuestTimeout if status == 504 else GuestRequestError)
     try:
         reply = json.loads(data)
     except (ValueError, RecursionError):

@@ -32,7 +32,12 @@ def platform_name(guest: Guest, request: Request) -> Response:
 @route("/execute", "POST")
 @route("/setup/execute", "POST")
 def execute(guest: Guest, request: Request) -> Response:
-    """OSWorld: runs a command to completion; ``{status, output, error, returncode}``."""
+    """OSWorld: runs a command to completion; ``{status, output, error, returncode, timed_out}``.
+
+    OSWorld's fields keep their meaning (a command killed at its timeout has
+    ``returncode`` -1); ``timed_out`` says so explicitly, for clients that must
+    tell a timeout from a command that could not start.
+    """
     payload = request.json()
     shell = bool(payload.get("shell", False))
     args = command_args(payload.get("command", ""), shell, str(guest.home))
@@ -57,14 +62,28 @@ def execute(guest: Guest, request: Request) -> Response:
                 "output": _text(exc.stdout),
                 "error": _text(exc.stderr),
                 "returncode": -1,
+                "timed_out": True,
             }
         )
     except OSError as exc:
         return Response(
-            {"status": "error", "message": str(exc), "output": "", "error": str(exc), "returncode": -1}
+            {
+                "status": "error",
+                "message": str(exc),
+                "output": "",
+                "error": str(exc),
+                "returncode": -1,
+                "timed_out": False,
+            }
         )
     return Response(
-        {"status": "success", "output": done.stdout, "error": done.stderr, "returncode": done.returncode}
+        {
+            "status": "success",
+            "output": done.stdout,
+            "error": done.stderr,
+            "returncode": done.returncode,
+            "timed_out": False,
+        }
     )
 
 
