@@ -1,6 +1,6 @@
 """The one alias table from window classes and task app names to canonical app keys.
 
-The observation's ``active_app``, the env's tool catalogue for the focused app
+The observation's ``active_app``, the env's tool catalog for the focused app
 and the agent's tool retriever all key on these names, so they live here, in
 the package every other one depends on. OSWorld's ``related_apps`` are dirty
 (``"libreoffice calc"``, ``vs_code``/``vscode``, ``OS``); they go through the same
@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from types import MappingProxyType
+
+from osworld_mcp_env.namespaces import NAMESPACE_TABLE, NAMESPACES
 
 # Raw app ids (lower-cased: WM_CLASS parts, task spellings, process names) -> canonical key.
 APP_ALIASES: Mapping[str, str] = MappingProxyType(
@@ -63,18 +65,10 @@ APP_ALIASES: Mapping[str, str] = MappingProxyType(
     }
 )  # fmt: skip
 
-# Canonical app key -> the tool namespaces it owns (OSWorld-MCP's "app" and "app2" groups).
-# An app missing here has no tools: it gets an explicit empty set, never every tool.
+# Canonical app key -> the tool groups it owns (OSWorld-MCP's "app" and "app2" groups), from the
+# namespace table. An app missing here has no tools: it gets an explicit empty set, never every tool.
 APP_NAMESPACES: Mapping[str, tuple[str, ...]] = MappingProxyType(
-    {
-        "libreoffice_calc": ("libreoffice_calc", "libreoffice_calc2"),
-        "libreoffice_writer": ("libreoffice_writer",),
-        "libreoffice_impress": ("libreoffice_impress", "libreoffice_impress2"),
-        "code": ("code", "code2"),
-        "google_chrome": ("google_chrome",),
-        "vlc": ("vlc",),
-        "os": ("os",),
-    }
+    {app: entry.osworld_groups for entry in map(NAMESPACE_TABLE.get, NAMESPACES) for app in entry.apps}
 )
 
 

@@ -3,9 +3,9 @@
 The JSON files under ``osworld_schemas/`` are OSWorld-MCP's ``tools/apis/*.json``
 (OpenAI function format, ``"<Class>.<method>"`` names). Models and prompts written
 for OSWorld-MCP see the same descriptions and parameter schemas here; the tool
-name becomes ``"<namespace>.<method>"``, with OSWorld-MCP's secondary namespaces
-folded in (``libreoffice_calc2`` into ``libreoffice_calc``, ``code2`` into
-``code``, ``libreoffice_impress2`` into ``libreoffice_impress``).
+name becomes ``"<namespace>.<method>"``, with OSWorld-MCP's secondary groups
+folded in as the namespace table says (:data:`~osworld_mcp_env.namespaces.NAMESPACE_TABLE`:
+``libreoffice_calc2`` into ``libreoffice_calc``, ``code2`` into ``code``, ...).
 """
 
 from __future__ import annotations
@@ -16,29 +16,13 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-NAMESPACES: tuple[str, ...] = (
-    "libreoffice_calc",
-    "libreoffice_writer",
-    "libreoffice_impress",
-    "os",
-    "code",
-    "vlc",
-    "google_chrome",
-)
-"""Every namespace this package serves, in a stable order."""
+from osworld_mcp_env.errors import RegistryError
+from osworld_mcp_env.namespaces import NAMESPACE_TABLE, NAMESPACES
+from osworld_mcp_env.registry import unknown_name_message
 
-# OSWorld-MCP schema file stem -> our namespace.
+# OSWorld-MCP schema file stem -> our namespace (the table's ``osworld_groups``).
 _FILE_NAMESPACE: dict[str, str] = {
-    "libreoffice_calc": "libreoffice_calc",
-    "libreoffice_calc2": "libreoffice_calc",
-    "libreoffice_writer": "libreoffice_writer",
-    "libreoffice_impress": "libreoffice_impress",
-    "libreoffice_impress2": "libreoffice_impress",
-    "os": "os",
-    "code": "code",
-    "code2": "code",
-    "vlc": "vlc",
-    "google_chrome": "google_chrome",
+    group: entry.name for entry in map(NAMESPACE_TABLE.get, NAMESPACES) for group in entry.osworld_groups
 }
 
 
@@ -67,7 +51,7 @@ class ToolSchema:
 
 
 @cache
-def load_catalogue() -> dict[str, dict[str, ToolSchema]]:
+def load_catalog() -> dict[str, dict[str, ToolSchema]]:
     """Returns ``{namespace: {method: ToolSchema}}`` for all 132 OSWorld-MCP tools."""
     out: dict[str, dict[str, ToolSchema]] = {ns: {} for ns in NAMESPACES}
     folder = resources.files(__package__).joinpath("osworld_schemas")
@@ -88,17 +72,13 @@ def load_catalogue() -> dict[str, dict[str, ToolSchema]]:
     return out
 
 
-def schema_for(namespace: str, method: str) -> ToolSchema:
+def schema_for(name: str, method: str) -> ToolSchema:
     """Returns the OSWorld-MCP schema of one tool.
 
     Raises:
-        KeyError: With the known names, if the namespace or method is not in the catalogue.
+        RegistryError: With the known names, if the namespace or method is not in the catalog.
     """
-    catalogue = load_catalogue()
-    if namespace not in catalogue:
-        raise KeyError(f"Unknown namespace {namespace!r}; known: {', '.join(NAMESPACES)}")
-    if method not in catalogue[namespace]:
-        raise KeyError(
-            f"{namespace}.{method} is not an OSWorld-MCP tool; known: {sorted(catalogue[namespace])}"
-        )
-    return catalogue[namespace][method]
+    tools = load_catalog()[NAMESPACE_TABLE.get(name).name]
+    if method not in tools:
+        raise RegistryError(unknown_name_message(f"{name} tool (OSWorld-MCP's schemas)", method, tools))
+    return tools[method]

@@ -25,6 +25,7 @@ from osworld_mcp_env.mcp_servers import privileges
 from osworld_mcp_env.mcp_servers.config import ServerConfig
 from osworld_mcp_env.mcp_servers.effects import ToolOutput, changed, unknown_effect
 from osworld_mcp_env.mcp_servers.registry import ToolRegistry
+from osworld_mcp_env.namespaces import GOOGLE_CHROME
 
 
 @dataclass
@@ -84,7 +85,7 @@ async def _lifespan(config: ServerConfig) -> AsyncIterator[ChromeApp]:
     yield ChromeApp(config)
 
 
-chrome: ToolRegistry[ChromeApp] = ToolRegistry("google_chrome", _lifespan)
+chrome: ToolRegistry[ChromeApp] = ToolRegistry(GOOGLE_CHROME, _lifespan)
 
 
 @chrome.tool()

@@ -26,6 +26,7 @@ from osworld_mcp_env.mcp_servers.config import ServerConfig
 from osworld_mcp_env.mcp_servers.effects import ToolOutput, changed, no_effect, read
 from osworld_mcp_env.mcp_servers.registry import ToolRegistry
 from osworld_mcp_env.mcp_servers.walk import TreeWalk
+from osworld_mcp_env.namespaces import CODE
 
 STYLE_DIRS = (Path("/usr/share/gtksourceview-4/styles"), Path("/usr/share/gtksourceview-3.0/styles"))
 SCHEMA_VIEW = "org.xfce.mousepad.preferences.view"
@@ -100,7 +101,7 @@ async def _lifespan(config: ServerConfig) -> AsyncIterator[EditorApp]:
     yield EditorApp(config)
 
 
-code: ToolRegistry[EditorApp] = ToolRegistry("code", _lifespan)
+code: ToolRegistry[EditorApp] = ToolRegistry(CODE, _lifespan)
 
 
 def _file(text: str) -> Path:

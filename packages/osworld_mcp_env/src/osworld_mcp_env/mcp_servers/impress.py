@@ -20,8 +20,9 @@ from osworld_mcp_env.mcp_servers.office_common import (
 )
 from osworld_mcp_env.mcp_servers.registry import ToolRegistry
 from osworld_mcp_env.mcp_servers.uno_conn import IMPRESS, OfficeApp, office_lifespan, stat_or_none, to_url
+from osworld_mcp_env.namespaces import LIBREOFFICE_IMPRESS
 
-impress: ToolRegistry[OfficeApp] = ToolRegistry("libreoffice_impress", office_lifespan(IMPRESS))
+impress: ToolRegistry[OfficeApp] = ToolRegistry(LIBREOFFICE_IMPRESS, office_lifespan(IMPRESS))
 
 
 def _uno() -> Any:

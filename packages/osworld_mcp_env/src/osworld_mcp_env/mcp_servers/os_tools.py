@@ -26,6 +26,7 @@ from osworld_mcp_env.mcp_servers.config import ServerConfig
 from osworld_mcp_env.mcp_servers.effects import ToolOutput, changed, no_effect, read
 from osworld_mcp_env.mcp_servers.registry import ToolRegistry
 from osworld_mcp_env.mcp_servers.walk import TreeWalk
+from osworld_mcp_env.namespaces import OS
 
 MAX_RESULTS = 500
 
@@ -61,7 +62,7 @@ async def _lifespan(config: ServerConfig) -> AsyncIterator[OsApp]:
     yield OsApp(config)
 
 
-os_tools: ToolRegistry[OsApp] = ToolRegistry("os", _lifespan)
+os_tools: ToolRegistry[OsApp] = ToolRegistry(OS, _lifespan)
 
 
 # ----------------------------------------------------------------------------- files

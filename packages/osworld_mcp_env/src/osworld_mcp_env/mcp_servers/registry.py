@@ -4,7 +4,7 @@ A namespace module writes each tool once, as a plain function whose first
 argument is the namespace's app context (the lifespan resource) and whose other
 arguments match OSWorld-MCP's parameter names::
 
-    calc = ToolRegistry("libreoffice_calc", CalcApp.lifespan)
+    calc = ToolRegistry(LIBREOFFICE_CALC, CalcApp.lifespan)   # an entry of osworld_mcp_env.namespaces
 
     @calc.tool()
     def set_cell_value(app: CalcApp, cell: str, value: str) -> ToolOutput:
@@ -37,6 +37,7 @@ from osworld_mcp_env.mcp_servers.catalog import schema_for
 from osworld_mcp_env.mcp_servers.config import ServerConfig
 from osworld_mcp_env.mcp_servers.effects import ToolOutput
 from osworld_mcp_env.mcp_servers.middleware import BoundedCalls
+from osworld_mcp_env.namespaces import Namespace
 
 logger = logging.getLogger(__name__)
 
@@ -62,10 +63,17 @@ class ToolImpl:
 
 
 class ToolRegistry(Generic[AppT]):
-    """The tools of one namespace and the lifespan that provides their app context."""
+    """The tools of one namespace and the lifespan that provides their app context.
 
-    def __init__(self, namespace: str, lifespan: Lifespan) -> None:
-        self.namespace = namespace
+    Args:
+        entry: The namespace's entry in :data:`~osworld_mcp_env.namespaces.NAMESPACE_TABLE`
+            (its name is never retyped here).
+        lifespan: Builds the app context the tools receive.
+    """
+
+    def __init__(self, entry: Namespace, lifespan: Lifespan) -> None:
+        self.entry = entry
+        self.namespace = entry.name
         self.lifespan = lifespan
         self._tools: dict[str, ToolImpl] = {}
 
@@ -112,7 +120,10 @@ class ToolRegistry(Generic[AppT]):
 
         return MCPServer(
             f"osworld-{self.namespace}",
-            instructions=f"OSWorld-MCP compatible tools for {self.namespace}; results carry an `effect`.",
+            instructions=(
+                f"OSWorld-MCP compatible tools for {self.namespace} ({self.entry.description}); "
+                "results carry an `effect`."
+            ),
             tools=tools,
             lifespan=server_lifespan,
             middleware=[BoundedCalls(config.limits)],

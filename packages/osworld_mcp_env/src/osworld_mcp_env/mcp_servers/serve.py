@@ -15,35 +15,25 @@ from starlette.responses import JSONResponse
 from starlette.routing import Mount, Route
 from starlette.types import ASGIApp
 
-from osworld_mcp_env.mcp_servers.catalog import NAMESPACES
 from osworld_mcp_env.mcp_servers.config import ServerConfig
 from osworld_mcp_env.mcp_servers.privileges import act_as_desktop_user, bind_unix_socket
 from osworld_mcp_env.mcp_servers.registry import ToolRegistry
 from osworld_mcp_env.mcp_servers.wire import BodyLimit
-
-# namespace -> (module, registry attribute); imported on demand so one namespace's
-# missing optional piece never stops the others.
-_MODULES: dict[str, tuple[str, str]] = {
-    "libreoffice_calc": ("osworld_mcp_env.mcp_servers.calc", "calc"),
-    "libreoffice_writer": ("osworld_mcp_env.mcp_servers.writer", "writer"),
-    "libreoffice_impress": ("osworld_mcp_env.mcp_servers.impress", "impress"),
-    "os": ("osworld_mcp_env.mcp_servers.os_tools", "os_tools"),
-    "code": ("osworld_mcp_env.mcp_servers.code", "code"),
-    "vlc": ("osworld_mcp_env.mcp_servers.vlc", "vlc"),
-    "google_chrome": ("osworld_mcp_env.mcp_servers.chrome", "chrome"),
-}
+from osworld_mcp_env.namespaces import NAMESPACE_TABLE, NAMESPACES
 
 
-def registry_for(namespace: str) -> ToolRegistry[Any]:
-    """Returns the tool registry of a namespace.
+def registry_for(name: str) -> ToolRegistry[Any]:
+    """Returns the tool registry of a namespace, importing the modules that fill it.
+
+    Imported on demand (the table names modules, not objects) so one namespace's
+    missing optional piece never stops the others.
 
     Raises:
-        KeyError: With the known namespaces, if ``namespace`` is unknown.
+        RegistryError: With the known namespaces, if ``name`` is unknown.
     """
-    if namespace not in _MODULES:
-        raise KeyError(f"Unknown namespace {namespace!r}; known: {', '.join(NAMESPACES)}")
-    module, attr = _MODULES[namespace]
-    return getattr(importlib.import_module(module), attr)
+    entry = NAMESPACE_TABLE.get(name)
+    modules = [importlib.import_module(module) for module in entry.modules]
+    return getattr(modules[0], entry.registry)
 
 
 def build_server(namespace: str, config: ServerConfig | None = None) -> MCPServer[Any]:

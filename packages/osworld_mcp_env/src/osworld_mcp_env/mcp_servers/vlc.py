@@ -26,6 +26,7 @@ from osworld_mcp_env.mcp_servers.config import ServerConfig
 from osworld_mcp_env.mcp_servers.effects import ToolOutput, changed, no_effect, read
 from osworld_mcp_env.mcp_servers.registry import ToolRegistry
 from osworld_mcp_env.mcp_servers.walk import TreeWalk
+from osworld_mcp_env.namespaces import VLC
 
 MEDIA_SUFFIXES = ["mp4", "avi", "mkv", "mov", "mp3", "m4a", "wav"]
 
@@ -69,7 +70,7 @@ async def _lifespan(config: ServerConfig) -> AsyncIterator[VlcApp]:
     yield VlcApp(config)
 
 
-vlc: ToolRegistry[VlcApp] = ToolRegistry("vlc", _lifespan)
+vlc: ToolRegistry[VlcApp] = ToolRegistry(VLC, _lifespan)
 
 
 def _items(node: dict[str, Any]) -> list[dict[str, Any]]:

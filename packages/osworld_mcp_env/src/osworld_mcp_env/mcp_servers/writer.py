@@ -22,8 +22,9 @@ from osworld_mcp_env.mcp_servers.office_common import (
 )
 from osworld_mcp_env.mcp_servers.registry import ToolRegistry
 from osworld_mcp_env.mcp_servers.uno_conn import WRITER, OfficeApp, office_lifespan, to_url
+from osworld_mcp_env.namespaces import LIBREOFFICE_WRITER
 
-writer: ToolRegistry[OfficeApp] = ToolRegistry("libreoffice_writer", office_lifespan(WRITER))
+writer: ToolRegistry[OfficeApp] = ToolRegistry(LIBREOFFICE_WRITER, office_lifespan(WRITER))
 
 
 def paragraphs(app: OfficeApp) -> list[Any]:
