@@ -24,8 +24,9 @@ from osworld_mcp_env.mcp_servers.office_common import (
 )
 from osworld_mcp_env.mcp_servers.registry import ToolRegistry
 from osworld_mcp_env.mcp_servers.uno_conn import CALC, OfficeApp, office_lifespan
+from osworld_mcp_env.namespaces import LIBREOFFICE_CALC
 
-calc: ToolRegistry[OfficeApp] = ToolRegistry("libreoffice_calc", office_lifespan(CALC))
+calc: ToolRegistry[OfficeApp] = ToolRegistry(LIBREOFFICE_CALC, office_lifespan(CALC))
 
 MAX_ROWS_READ = 1000  # env_info / get_column_data cap, so one call cannot return a million rows
 
@@ -112,18 +113,6 @@ def write_cell(cell: Any, value: Any) -> bool:
             else:
                 cell.setValue(number)
     return cell.getFormula() != before
-
-
-def cell_python_value(cell: Any) -> Any:
-    """Returns a cell's value as Python: float, str or None (empty)."""
-    kind = cell.getType().value
-    if kind == "EMPTY":
-        return None
-    if kind == "VALUE":
-        return _num(cell.getValue())
-    if kind == "FORMULA":
-        return _num(cell.getValue()) if cell.getError() == 0 and not cell.getString() else cell.getString()
-    return cell.getString()
 
 
 def _num(x: float) -> float | int:
@@ -568,12 +557,14 @@ def _row_number(text: str) -> int:
     return int(text) - 1
 
 
-CHAR_WIDTH_HMM = 226  # 1/100 mm per character of the default font, as Calc sizes "characters"
-POINT_HMM = 2540 / 72
+CHAR_WIDTH_100TH_MM = 226  # 1/100 mm per character of the default font, as Calc sizes "characters"
+POINT_100TH_MM = 2540 / 72
 
 
-def _resize(lines, first: int, last: int, size: str, optimal: str, hmm: int | None) -> list[int]:
-    """Sets columns' or rows' ``size`` to ``hmm`` (1/100 mm), or ``optimal`` when None.
+def _resize(lines, first: int, last: int, size: str, optimal: str, size_100th_mm: int | None) -> list[int]:
+    """Sets columns' or rows' ``size`` to ``size_100th_mm``, or ``optimal`` when None.
+
+    Sizes are in LibreOffice's unit, hundredths of a millimetre.
 
     Returns the indices whose size actually changed.
     """
@@ -581,10 +572,10 @@ def _resize(lines, first: int, last: int, size: str, optimal: str, hmm: int | No
     for i in range(first, last + 1):
         line = lines.getByIndex(i)
         before = getattr(line, size)
-        if hmm is None:
+        if size_100th_mm is None:
             setattr(line, optimal, True)
         else:
-            setattr(line, size, hmm)
+            setattr(line, size, size_100th_mm)
         if getattr(line, size) != before:
             changed_at.append(i)
     return changed_at
@@ -598,8 +589,8 @@ def adjust_column_width(
     first, last = _span(columns, "A:C", column_index)
     if width is None and not autofit:
         raise ToolError("Give width (characters) or autofit=true")
-    hmm = None if autofit else round(float(width) * CHAR_WIDTH_HMM)  # type: ignore[arg-type]
-    changed_at = _resize(active_sheet(app).getColumns(), first, last, "Width", "OptimalWidth", hmm)
+    size_100th_mm = None if autofit else round(float(width) * CHAR_WIDTH_100TH_MM)  # type: ignore[arg-type]
+    changed_at = _resize(active_sheet(app).getColumns(), first, last, "Width", "OptimalWidth", size_100th_mm)
     targets = [column_letter(i) for i in changed_at]
     return changed(f"Adjusted width of columns {columns}.", len(targets), "columns", targets)
 
@@ -612,8 +603,8 @@ def adjust_row_height(
     first, last = _span(rows, "1:10", _row_number)
     if height is None and not autofit:
         raise ToolError("Give height (points) or autofit=true")
-    hmm = None if autofit else round(float(height) * POINT_HMM)  # type: ignore[arg-type]
-    changed_at = _resize(active_sheet(app).getRows(), first, last, "Height", "OptimalHeight", hmm)
+    size_100th_mm = None if autofit else round(float(height) * POINT_100TH_MM)  # type: ignore[arg-type]
+    changed_at = _resize(active_sheet(app).getRows(), first, last, "Height", "OptimalHeight", size_100th_mm)
     targets = [str(i + 1) for i in changed_at]
     return changed(f"Adjusted height of rows {rows}.", len(targets), "rows", targets)
 
@@ -661,6 +652,3 @@ def set_zoom_level(app: OfficeApp, zoom_percentage: int) -> ToolOutput:
         before=before,
         after=controller.ZoomValue,
     )
-
-
-from osworld_mcp_env.mcp_servers import calc_extra as _calc_extra  # noqa: E402, F401  (registers more tools)

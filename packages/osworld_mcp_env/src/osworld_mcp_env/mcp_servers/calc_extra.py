@@ -1,4 +1,9 @@
-"""``libreoffice_calc``: charts, pivot tables and OSWorld-MCP's ``libreoffice_calc2`` tools."""
+"""``libreoffice_calc``: charts, pivot tables and OSWorld-MCP's ``libreoffice_calc2`` tools.
+
+They register on :data:`~osworld_mcp_env.mcp_servers.calc.calc`; the namespace table
+(``LIBREOFFICE_CALC.modules``) lists this module after ``calc``, so serving the namespace
+imports both and ``calc`` never imports this one.
+"""
 
 from __future__ import annotations
 
@@ -20,6 +25,9 @@ from osworld_mcp_env.mcp_servers.calc import (
     sheet_by_name,
     used_area,
     write_cell,
+)
+from osworld_mcp_env.mcp_servers.calc import (
+    cell_range as range_of,  # for tools whose ``cell_range`` argument shadows the function
 )
 from osworld_mcp_env.mcp_servers.effects import ToolOutput, changed, no_effect
 from osworld_mcp_env.mcp_servers.office_common import cell_name, column_index, export_document
@@ -243,8 +251,6 @@ def _human(value: float) -> str | None:
 @calc.tool()
 def format_numbers_to_human_readable(app: OfficeApp, cell_range: str) -> ToolOutput:
     """Replace numbers >= 1 million in a range by text like ``1.2M`` / ``3.4B``."""
-    from osworld_mcp_env.mcp_servers.calc import cell_range as range_of
-
     targets = []
     for c, name in cells_of(app, range_of(active_sheet(app), cell_range), cell_range):
         if c.getType().value == "VALUE":
