@@ -90,8 +90,9 @@ class _Walker:
     def eval(self, node: ast.AST) -> Number:
         if time.monotonic() > self.deadline:
             raise ToolError("The expression took too long to evaluate.")
-        if isinstance(node, ast.Constant) and type(node.value) in (int, float):
-            return self._checked(node.value)
+        value = node.value if isinstance(node, ast.Constant) else None
+        if isinstance(value, int | float) and not isinstance(value, bool):  # True is no number here
+            return self._checked(value)
         if isinstance(node, ast.UnaryOp) and type(node.op) in _UNARY:
             return _UNARY[type(node.op)](self.eval(node.operand))
         if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
