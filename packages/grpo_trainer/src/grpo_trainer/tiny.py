@@ -117,8 +117,8 @@ class TinyPolicy(nn.Module):
         """Samples a menu response per prompt, byte by byte."""
         hidden, state = self.rnn(self.embed(torch.tensor(list(prompts))))
         last = hidden[:, -1]
-        rows = [[] for _ in prompts]
-        logps = [[] for _ in prompts]
+        rows: list[list[int]] = [[] for _ in prompts]
+        logps: list[list[float]] = [[] for _ in prompts]
         done = [False] * len(prompts)
         while not all(done):
             logits = self.head(last) / max(temperature, 1e-6)

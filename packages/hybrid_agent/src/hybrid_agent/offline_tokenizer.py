@@ -52,11 +52,12 @@ def train_qwen_tokenizer(
     )
     bpe.train_from_iterator(corpus, trainer)
     state = json.loads(bpe.to_str())
-    # Qwen2Tokenizer wants merges as tuples; "a b" strings fail inside tokenizers.
+    # Qwen2Tokenizer wants merges as tuples ("a b" strings fail inside tokenizers) and takes no unk token;
+    # its annotations say list[str] and str.
     return Qwen2Tokenizer(
         vocab=state["model"]["vocab"],
-        merges=[tuple(m) for m in state["model"]["merges"]],
-        unk_token=None,
+        merges=[tuple(m) for m in state["model"]["merges"]],  # type: ignore[misc]
+        unk_token=None,  # type: ignore[arg-type]
         eos_token="<|im_end|>",
         pad_token=special_tokens[0],
         additional_special_tokens=list(special_tokens[1:]),

@@ -52,11 +52,11 @@ def load_suite(spec: str, tasks_dir: str | Path | None = None) -> list[SuiteTask
         library = TaskLibrary([path])
         return [_entry(task_id, str(file)) for task_id, file in sorted(library.index().items())]
     if path.is_file():
-        split = load_split(path)
+        by_domain = load_split(path)
         root = Path(tasks_dir) if tasks_dir else _default_tasks_dir(path)
         library = TaskLibrary([root])
-        domain_of = {tid: domain for domain, ids in split.items() for tid in ids}
-        return [SuiteTask(tid, domain_of[tid], str(library.find(tid))) for tid in split_task_ids(split)]
+        domain_of = {tid: domain for domain, ids in by_domain.items() for tid in ids}
+        return [SuiteTask(tid, domain_of[tid], str(library.find(tid))) for tid in split_task_ids(by_domain)]
     raise ConfigError(
         f"Suite {spec!r} is not 'bundled', 'seeded[:train|test]', a split file or a directory of "
         f"task JSONs (cwd: {Path.cwd()})."

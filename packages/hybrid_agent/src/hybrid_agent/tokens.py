@@ -79,11 +79,18 @@ class VisionGrid:
     def from_image_processor(cls, processor: Any) -> VisionGrid:
         """Reads the settings of a transformers Qwen-VL image processor (PIL or torchvision backend)."""
         size = getattr(processor, "size", None) or {}
+        min_pixels = size.get("shortest_edge", getattr(processor, "min_pixels", None))
+        max_pixels = size.get("longest_edge", getattr(processor, "max_pixels", None))
+        if min_pixels is None or max_pixels is None:
+            raise ConfigError(
+                f"{type(processor).__name__} gives no pixel bounds (size shortest_edge/longest_edge or "
+                "min_pixels/max_pixels); pass a Qwen-VL image processor or build VisionGrid(...) directly."
+            )
         return cls(
             patch_size=processor.patch_size,
             merge_size=processor.merge_size,
-            min_pixels=size.get("shortest_edge", getattr(processor, "min_pixels", None)),
-            max_pixels=size.get("longest_edge", getattr(processor, "max_pixels", None)),
+            min_pixels=min_pixels,
+            max_pixels=max_pixels,
         )
 
     @property

@@ -57,7 +57,10 @@ class HFPolicy:
         dtype = getattr(torch, options.extra.get("dtype", "bfloat16" if device != "cpu" else "float32"))
         try:
             processor = AutoProcessor.from_pretrained(path)
-            model = AutoModelForImageTextToText.from_pretrained(path, torch_dtype=dtype).to(device).eval()
+            model = AutoModelForImageTextToText.from_pretrained(path, torch_dtype=dtype)
+            # transformers declares ``to`` through functools.wraps(Module.to): mypy reads the unbound
+            # signature and takes ``device`` for ``self``.
+            model = model.to(device).eval()  # type: ignore[arg-type]
         except (OSError, ValueError) as exc:
             raise ConfigError(f"hf: cannot load a Qwen-VL checkpoint from {path!r}: {exc}") from exc
         return cls(model, processor, options, name=f"hf:{path}")
@@ -67,7 +70,8 @@ class HFPolicy:
         import torch
 
         started = time.perf_counter()
-        texts, images = [], []
+        texts: list[str] = []
+        images: list[Any] = []  # the messages' image parts (PIL images), as the processor takes them
         for request in requests:
             texts.append(
                 self.processor.apply_chat_template(

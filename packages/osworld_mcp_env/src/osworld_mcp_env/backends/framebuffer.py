@@ -55,7 +55,8 @@ class XvfbFramebuffer:
     def rgb(self) -> np.ndarray | None:
         """The current screen as an (H, W, 3) RGB array (a copy), or None on a short read."""
         try:
-            read = os.preadv(self._fd, [self._buffer], self._offset)
+            # ``.data``, the array's own memoryview: numpy types ndarray as a Buffer only for Python >= 3.12.
+            read = os.preadv(self._fd, [self._buffer.data], self._offset)
         except OSError:
             return None
         if read != self._buffer.nbytes:

@@ -20,7 +20,9 @@ import tarfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Protocol
 
+from osworld_mcp_env.backends.base import Desktop
 from osworld_mcp_env.backends.home import registry_xcu
 from osworld_mcp_env.errors import DesktopStartError
 
@@ -45,6 +47,20 @@ except Exception:
 """
 
 
+class _GuestPython(Protocol):
+    @property
+    def guest_python(self) -> str: ...
+
+
+class ProfileDesktop(Desktop, Protocol):
+    """A desktop that names its guest interpreter (``LocalDesktop``): the quit script needs its ``uno``."""
+
+    @property
+    def config(self) -> _GuestPython:
+        """The desktop's settings; ``guest_python`` is the interpreter with LibreOffice's ``uno``."""
+        ...
+
+
 def template_dir(root: Path) -> Path:
     """Where the template for the installed LibreOffice lives."""
     # A new LibreOffice or new settings in backends.home make a new template.
@@ -52,7 +68,7 @@ def template_dir(root: Path) -> Path:
     return root / "templates" / f"libreoffice-{hashlib.sha1(stamp).hexdigest()[:12]}"
 
 
-def ensure_template(root: Path, make_desktop: Callable[[], object]) -> Path | None:
+def ensure_template(root: Path, make_desktop: Callable[[], ProfileDesktop]) -> Path | None:
     """Returns the profile template, building it first if this host has none.
 
     Args:
@@ -86,7 +102,7 @@ def ensure_template(root: Path, make_desktop: Callable[[], object]) -> Path | No
     return target
 
 
-def _warm_profile(desktop) -> None:
+def _warm_profile(desktop: ProfileDesktop) -> None:
     desktop.launch(["soffice", "--calc"])
     deadline = time.monotonic() + 60
     while not any("LibreOffice Calc" in w.title for w in desktop.windows()):
@@ -100,7 +116,7 @@ def _warm_profile(desktop) -> None:
         time.sleep(0.05)
 
 
-def _export_profile(desktop) -> bytes:
+def _export_profile(desktop: Desktop) -> bytes:
     """The warmed profile as a tar archive, read out through the guest (the home is a tmpfs inside)."""
     done = desktop.execute(
         f"tar -C ~/{PROFILE_RELATIVE.parent} -cf - {PROFILE_RELATIVE.name} | base64 -w0",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 
 from Xlib import X, Xatom
 from Xlib import error as xerror
@@ -66,7 +67,7 @@ class WindowManager:
         """Asks the window manager to close a window politely (``_NET_CLOSE_WINDOW``)."""
         self._client_message(window_id, "_NET_CLOSE_WINDOW", [X.CurrentTime, 2, 0, 0, 0])
 
-    def _client_message(self, window_id: int, atom: str, data: list[int]) -> None:
+    def _client_message(self, window_id: int, atom: str, data: Sequence[int]) -> None:
         with self._x.session() as d:
             root = d.screen().root
             window = d.create_resource_object("window", window_id)

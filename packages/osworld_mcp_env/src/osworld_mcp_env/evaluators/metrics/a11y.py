@@ -76,6 +76,7 @@ def check_accessibility_tree(result: Any, expected: Any, **options: Any) -> floa
             if rule["exact"]:
                 score = float(any(want == (e.text or None) for e in elements))
             else:
-                score = max(fuzz.ratio(want, e.text or None) / 100.0 for e in elements)
+                # An element without text is OSWorld's ratio(want, None): 0, even for an empty ``want``.
+                score = max(fuzz.ratio(want, e.text) / 100.0 if e.text else 0.0 for e in elements)
             total *= score
     return total

@@ -30,10 +30,16 @@ _NS = {"m": "http://schemas.openxmlformats.org/spreadsheetml/2006/main"}
 def _shared_strings(z: zipfile.ZipFile) -> list[str]:
     try:
         root = ElementTree.fromstring(z.read("xl/sharedStrings.xml"))
-        return ["".join(t.text for t in si.iter(f"{{{_NS['m']}}}t")) for si in root.findall("m:si", _NS)]
-    except (KeyError, ElementTree.ParseError, TypeError):
+    except (KeyError, ElementTree.ParseError):
         # OSWorld falls back to no shared strings when the part is absent or odd.
         return []
+    strings = []
+    for si in root.findall("m:si", _NS):
+        parts = [t.text for t in si.iter(f"{{{_NS['m']}}}t")]
+        if None in parts:
+            return []  # an empty <t/>: OSWorld's join fails on it and falls back the same way
+        strings.append("".join(p for p in parts if p is not None))
+    return strings
 
 
 def read_cell_value(path: str, sheet_name: str, coordinate: str) -> Any:
@@ -130,7 +136,8 @@ def match_rule(value: Any, rule: Mapping[str, Any]) -> bool:
         TypeError, AttributeError, ValueError: Where OSWorld's code raises too (a regex
             on a float, ``lt`` between a str and a float); callers decide what that scores.
     """
-    method, ref = str(rule["method"]), rule.get("ref")
+    method = str(rule["method"])
+    ref: Any = rule.get("ref")  # any JSON value; its shape depends on the method
     if method.startswith("re"):
         flags = reduce(operator.or_, (getattr(re, f) for f in method.split(".")[1:]), re.RegexFlag(0))
         return re.search(ref, value, flags) is not None

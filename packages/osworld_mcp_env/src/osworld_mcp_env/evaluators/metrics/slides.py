@@ -135,7 +135,8 @@ def _bullets(slide_xml: bytes) -> list[tuple[Any, ...]] | None:
     out = []
     for p in ElementTree.fromstring(slide_xml).iter(f"{_A}p"):
         ppr = p.find(f"{_A}pPr")
-        lvl, char = "No Level", "No Bullet"
+        lvl: str | None = "No Level"  # a pPr without lvl gives None, as in OSWorld
+        char: str | None = "No Bullet"
         if ppr is not None:
             lvl = ppr.get("lvl")
             bu = ppr.find(f"{_A}buChar")
@@ -143,7 +144,7 @@ def _bullets(slide_xml: bytes) -> list[tuple[Any, ...]] | None:
         texts = [t.text for t in p.iter(f"{_A}t")]
         if None in texts:
             return None
-        text = "".join(texts)
+        text = "".join(t for t in texts if t is not None)
         if text.strip():
             out.append((lvl, char, text))
     return out

@@ -211,7 +211,7 @@ def per_row(template_id: str, header: str, op: str, describe: str, fn: Callable[
         a, b = numbers(rng, n, 2, 40), numbers(rng, n, 2, 40)
         cols = rng.choice((["Start", "End"], ["Before", "After"], ["Q1", "Q2"]))
         rows: Rows = [cols, *([x, y] for x, y in zip(a, b, strict=True))]
-        gold = [[*cols, header], *([x, y, fn(x, y)] for x, y in zip(a, b, strict=True))]
+        gold: Rows = [[*cols, header], *([x, y, fn(x, y)] for x, y in zip(a, b, strict=True))]
         formulas = [f"=A{r}{op}B{r}" for r in range(2, n + 2)]
         wrong = [*formulas[:-1], f"=A{n + 1}{op}B{n}"]
         instruction = (
