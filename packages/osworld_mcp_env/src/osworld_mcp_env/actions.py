@@ -237,7 +237,7 @@ def parse_action(
 
     Returns:
         A :class:`GuiAction`, a :class:`ToolCall` (not yet checked against a tool
-        catalogue: that is the env's job), or an :class:`ActionError`.
+        catalog: that is the env's job), or an :class:`ActionError`.
     """
     call = decode_json_object(raw, limits)
     if isinstance(call, ActionError):
