@@ -36,7 +36,7 @@ from hybrid_agent.toolset import ToolSpec
 
 
 def app_tools(app: str | None, tools: Sequence[ToolSpec]) -> list[ToolSpec]:
-    """Every tool whose namespace belongs to ``app`` (canonical or raw id), in catalogue order."""
+    """Every tool whose namespace belongs to ``app`` (canonical or raw id), in catalog order."""
     key = normalize_app(app)
     namespaces = set(APP_NAMESPACES.get(key, ())) if key else set()
     return [tool for tool in tools if tool.namespace in namespaces]
@@ -74,7 +74,7 @@ STUDY_ALWAYS_INCLUDE_KEYWORDS = ("save", "env_info", "get_workbook_info")
 def always_included(
     app: str | None, candidates: Sequence[ToolSpec], lists: Mapping[str, Sequence[str]] | None
 ) -> list[ToolSpec]:
-    """The app's tools that are shown whatever their rank, in catalogue order.
+    """The app's tools that are shown whatever their rank, in catalog order.
 
     Args:
         app: Canonical app key.
@@ -152,17 +152,17 @@ class RetrievalConfig:
 class BM25Retriever:
     """BM25 top-k over the active app's tools."""
 
-    catalogue: Sequence[ToolSpec]
+    catalog: Sequence[ToolSpec]
     config: RetrievalConfig = field(default_factory=RetrievalConfig)
 
     def retrieve(self, app: str | None, instruction: str, recent_actions: Sequence[str] = ()) -> Retrieval:
         """Ranks the app's tools against the instruction (+ the last ``config.recent_actions`` actions).
 
         The top ``config.top_k`` come first, best first; the app's always-include tools not
-        among them follow with their scores. Ties keep catalogue order (deterministic).
+        among them follow with their scores. Ties keep catalog order (deterministic).
         """
         key = normalize_app(app)
-        candidates = app_tools(key, self.catalogue)
+        candidates = app_tools(key, self.catalog)
         if not candidates:
             return Retrieval(app=key, tools=())
         recent = list(recent_actions)[-self.config.recent_actions :] if self.config.recent_actions else []
@@ -184,11 +184,11 @@ class BM25Retriever:
 
 @dataclass
 class NameFilterRetriever:
-    """OSWorld-MCP's plain retriever: every tool of the active app, in catalogue order."""
+    """OSWorld-MCP's plain retriever: every tool of the active app, in catalog order."""
 
-    catalogue: Sequence[ToolSpec]
+    catalog: Sequence[ToolSpec]
 
     def retrieve(self, app: str | None, instruction: str, recent_actions: Sequence[str] = ()) -> Retrieval:
         """Returns all of the app's tools; the instruction is not used."""
         key = normalize_app(app)
-        return Retrieval(app=key, tools=tuple(app_tools(key, self.catalogue)))
+        return Retrieval(app=key, tools=tuple(app_tools(key, self.catalog)))
