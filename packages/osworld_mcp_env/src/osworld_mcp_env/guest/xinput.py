@@ -285,20 +285,18 @@ _NAMED_HANDLERS: Mapping[str, Handler] = {
 }
 
 
-def build_handlers(
-    table: Mapping[str, ActionSpec], named: Mapping[str, Handler] = _NAMED_HANDLERS
-) -> dict[str, Handler]:
-    """One handler per input action of ``table``: clicks from their :class:`Click`, others from ``named``.
+def build_handlers(table: Mapping[str, ActionSpec]) -> dict[str, Handler]:
+    """One handler per input action of ``table``: clicks from their :class:`Click`, others by name.
 
     Raises:
         ValueError: An input action of ``table`` has no handler or two, a handler
             names no input action of ``table``, or a click names a button X lacks.
     """
-    handlers: dict[str, Handler] = dict(named)
+    handlers: dict[str, Handler] = dict(_NAMED_HANDLERS)
     for name, spec in table.items():
         if spec.click is None:
             continue
-        if name in named or spec.click.button not in BUTTONS:
+        if name in _NAMED_HANDLERS or spec.click.button not in BUTTONS:
             raise ValueError(f"{name}: a click needs a known button {sorted(BUTTONS)} and no named handler.")
         handlers[name] = functools.partial(InputDevice._do_click, click=spec.click)
     wanted = {name for name, spec in table.items() if spec.executor is Executor.INPUT}
