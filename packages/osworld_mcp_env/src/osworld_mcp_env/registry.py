@@ -25,7 +25,7 @@ T = TypeVar("T")
 
 
 def unknown_name_message(kind: str, name: object, known: Iterable[str]) -> str:
-    """The error text for an unknown ``name``: the closest known names, then all of them.
+    """The error text for an unknown ``name``: the closest known name, then all of them.
 
     Args:
         kind: What was looked up (``"retention rule"``).
