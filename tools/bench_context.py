@@ -13,6 +13,9 @@ Qwen3-VL checkpoint) or, by default, from a byte-level BPE trained here on the
 public tool schemas and task instructions: text counts then approximate Qwen's.
 
     uv run python tools/bench_context.py [--tasks 40] [--seed 10086] [--tokenizer DIR]
+
+The registry and the task instructions come from the public OSWorld data folder,
+``$OSWORLD_DATA_DIR`` (``osworld_mcp_env.data_paths``).
 """
 
 from __future__ import annotations
@@ -33,11 +36,8 @@ from hybrid_agent.retrieval import BM25Retriever
 from hybrid_agent.tokens import QWEN_CHATML_TEMPLATE, TaskTokens, TokenCounter, VisionGrid, summarize_tokens
 from hybrid_agent.toolset import ToolSpec, load_registry
 from hybrid_agent.trajectory import Call, Evidence, Frame, Observation, Step
+from osworld_mcp_env.data_paths import osworld_data
 from PIL import Image
-
-DATA = Path("/work/shared/osworld-data")
-REGISTRY = DATA / "hybrid-routing-agent/tools/tools_registry.json"
-EXAMPLES = DATA / "OSWorld/evaluation_examples/examples"
 
 POLICIES: list[tuple[str, RetentionConfig]] = [
     ("win-4", RetentionConfig(window=4)),
@@ -90,8 +90,8 @@ class Task:
     current: Observation
 
 
-def instructions() -> list[str]:
-    found = [json.loads(p.read_text())["instruction"] for p in sorted(EXAMPLES.glob("*/*.json"))]
+def instructions(examples: Path) -> list[str]:
+    found = [json.loads(p.read_text())["instruction"] for p in sorted(examples.glob("*/*.json"))]
     return found or ["Sort column B in ascending order and save the spreadsheet."]
 
 
@@ -128,9 +128,9 @@ def synth_task(
     raise AssertionError("unreachable")
 
 
-def trained_tokenizer(tools: list[ToolSpec]):
+def trained_tokenizer(tools: list[ToolSpec], pool: list[str]):
     corpus = [f"{t.qualified_name} {t.description} {json.dumps(dict(t.parameters))}" for t in tools]
-    return train_qwen_tokenizer(corpus + instructions() + [" ".join(WORDS)] * 10, vocab_size=4000)
+    return train_qwen_tokenizer(corpus + pool + [" ".join(WORDS)] * 10, vocab_size=4000)
 
 
 def main() -> int:
@@ -144,7 +144,12 @@ def main() -> int:
     args = parser.parse_args()
 
     started = time.perf_counter()
-    tools = load_registry(REGISTRY)
+    data = osworld_data()
+    if not data.tools_registry.exists():
+        print(f"bench_context: {data.missing(data.tools_registry)}", file=sys.stderr)
+        return 2
+    tools = load_registry(data.tools_registry)
+    pool = instructions(data.examples)
     if args.tokenizer:
         from transformers import AutoTokenizer
 
@@ -155,7 +160,7 @@ def main() -> int:
         template = tokenizer.chat_template or QWEN_CHATML_TEMPLATE
     else:
         tokenizer, text_source, template = (
-            trained_tokenizer(tools),
+            trained_tokenizer(tools, pool),
             "in-process BPE (approximate)",
             QWEN_CHATML_TEMPLATE,
         )
@@ -163,7 +168,6 @@ def main() -> int:
 
     rng = random.Random(args.seed)
     screen = Image.new("RGB", (1920, 1080), (240, 240, 240))
-    pool = instructions()
     tasks = [synth_task(rng, screen, tools, rng.choice(pool), rng.choice(APPS)) for _ in range(args.tasks)]
     retriever = BM25Retriever(tools)
     shown = {id(task): retriever.retrieve(task.app, task.instruction).tools for task in tasks}

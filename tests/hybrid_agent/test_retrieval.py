@@ -1,18 +1,17 @@
 """Retrieval keyed to the active app, on the study's real 120-tool registry and OSWorld-MCP's schemas."""
 
-from pathlib import Path
-
 import pytest
 from hybrid_agent.errors import ConfigError, ToolCatalogError
 from hybrid_agent.retrieval import BM25Retriever, NameFilterRetriever, RetrievalConfig, tokenize
 from hybrid_agent.toolset import ToolSpec, load_osworld_mcp_apis, load_registry, tools_from_registry
 from osworld_mcp_env.apps import APP_ALIASES, APP_NAMESPACES, app_from_wm_class, normalize_app
+from osworld_mcp_env.data_paths import osworld_data
 
-DATA = Path("/work/shared/osworld-data")
-REGISTRY = DATA / "hybrid-routing-agent/tools/tools_registry.json"
-APIS = DATA / "OSWorld-MCP/mcp/mcp_server/tools/apis"
+DATA = osworld_data()
+REGISTRY = DATA.tools_registry
+APIS = DATA.mcp_apis
 
-needs_data = pytest.mark.skipif(not REGISTRY.exists(), reason="public OSWorld data not present")
+needs_data = pytest.mark.skipif(not REGISTRY.exists(), reason=DATA.missing(REGISTRY))
 
 
 @pytest.fixture(scope="module")

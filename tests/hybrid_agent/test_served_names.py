@@ -2,16 +2,17 @@
 
 import json
 import re
-from pathlib import Path
 
 import pytest
 from hybrid_agent.prompt import system_prompt
 from hybrid_agent.retrieval import BM25Retriever, NameFilterRetriever, RetrievalConfig
 from hybrid_agent.toolset import fold_to_served, load_registry, served_tools
 from osworld_mcp_env.apps import APP_ALIASES
+from osworld_mcp_env.data_paths import osworld_data
 from osworld_mcp_env.mcp_servers import NAMESPACES, registry_for
 
-REGISTRY = Path("/work/shared/osworld-data/hybrid-routing-agent/tools/tools_registry.json")
+DATA = osworld_data()
+REGISTRY = DATA.tools_registry
 INSTRUCTIONS = [
     "",
     "Sort column B in ascending order and save the file",
@@ -64,7 +65,7 @@ def test_every_name_retrieval_and_the_prompt_can_show_is_served(catalogue, docum
     assert shown_apps == set(NAMESPACES)  # every app with tools was walked
 
 
-@pytest.mark.skipif(not REGISTRY.exists(), reason="the study's registry (public OSWorld data) is not present")
+@pytest.mark.skipif(not REGISTRY.exists(), reason=DATA.missing(REGISTRY))
 def test_the_studys_registry_folds_onto_served_names(catalogue):
     registry = load_registry(REGISTRY)
     assert any(t.namespace == "libreoffice_calc2" for t in registry)

@@ -1,4 +1,8 @@
-"""Shared helpers for the task and evaluator tests (import explicitly; not a conftest)."""
+"""Shared helpers for the task and evaluator tests: OSWorld's task files and LibreOffice's converter.
+
+The data folder comes from ``OSWORLD_DATA_DIR`` (``osworld_mcp_env.data_paths``); tests that
+need it skip, saying where it was looked for, when it is absent.
+"""
 
 from __future__ import annotations
 
@@ -7,12 +11,15 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from osworld_mcp_env.data_paths import osworld_data
 
-OSWORLD_DATA = Path("/work/shared/osworld-data")
-OSWORLD_EXAMPLES = OSWORLD_DATA / "OSWorld" / "evaluation_examples" / "examples"
-OSWORLD_SPLITS = OSWORLD_DATA / "OSWorld" / "evaluation_examples"
+OSWORLD_DATA = osworld_data()
+OSWORLD_EXAMPLES = OSWORLD_DATA.examples
+OSWORLD_SPLITS = OSWORLD_DATA.splits
 
-needs_osworld_data = pytest.mark.skipif(not OSWORLD_EXAMPLES.is_dir(), reason="OSWorld data fixtures absent")
+needs_osworld_data = pytest.mark.skipif(
+    not OSWORLD_EXAMPLES.is_dir(), reason=OSWORLD_DATA.missing(OSWORLD_EXAMPLES)
+)
 needs_soffice = pytest.mark.skipif(
     shutil.which("soffice") is None, reason="LibreOffice (soffice) not installed"
 )

@@ -8,11 +8,11 @@ from pathlib import Path
 import docx
 import openpyxl
 import pytest
-from conftest_tasks import needs_soffice, soffice_convert
 from osworld_mcp_env.errors import EvaluationError, TaskError
 from osworld_mcp_env.evaluators import METRICS, evaluate
 from osworld_mcp_env.tasks import TaskContext, TaskRunConfig, load_task, materialize_bundled_files
 from osworld_mcp_env.tasks.bundled import CALC_NUMBERS, WRITER_PARAGRAPHS
+from task_data import needs_soffice, soffice_convert
 
 
 def metric(name: str):

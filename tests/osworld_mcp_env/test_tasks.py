@@ -7,10 +7,10 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest_tasks import OSWORLD_EXAMPLES, OSWORLD_SPLITS, needs_osworld_data, real_task_files
 from osworld_mcp_env.actions import GuiAction, parse_action
 from osworld_mcp_env.errors import RegistryError, SetupStepError, TaskError, TaskNotFound
 from osworld_mcp_env.evaluators import METRICS, register_metric
+from osworld_mcp_env.registry import Registry
 from osworld_mcp_env.tasks import (
     BUNDLED_TASK_IDS,
     SETUP_STEPS,
@@ -33,8 +33,8 @@ from osworld_mcp_env.tasks import (
     task_from_dict,
 )
 from osworld_mcp_env.tasks.cache import osworld_cache_name
-from osworld_mcp_env.registry import Registry
 from osworld_mcp_env.tasks.setup import fill_placeholders
+from task_data import OSWORLD_EXAMPLES, OSWORLD_SPLITS, needs_osworld_data, real_task_files
 
 
 def minimal(**overrides):
@@ -208,7 +208,10 @@ def test_unsupported_compare_table_rule_type_fails_at_load():
         "result": {"type": "vm_file", "path": "/a.xlsx", "dest": "a.xlsx"},
         "options": {"rules": [{"type": "pivot_tables", "sheet_idx0": 0, "sheet_idx1": "EI0"}]},
     }
-    with pytest.raises(TaskError, match=re.escape("Unknown compare_table rule type 'pivot_tables'. Did you mean 'pivot_table'?")):
+    with pytest.raises(
+        TaskError,
+        match=re.escape("Unknown compare_table rule type 'pivot_tables'. Did you mean 'pivot_table'?"),
+    ):
         load_task(minimal(evaluator=ev))
 
 

@@ -6,10 +6,10 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest_tasks import OSWORLD_EXAMPLES, needs_osworld_data
 from osworld_mcp_env.cli import main
 from osworld_mcp_env.tasks.cache import osworld_cache_name
 from osworld_mcp_env.tasks.coverage import NEEDS_CACHE, RUNNABLE, assess, coverage
+from task_data import OSWORLD_EXAMPLES, needs_osworld_data
 
 
 @needs_osworld_data
