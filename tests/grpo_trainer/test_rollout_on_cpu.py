@@ -1,6 +1,5 @@
 """Rollouts over the group vector env: replayable contexts, crashes dropped and counted."""
 
-import grpo_trainer  # noqa: F401
 import gymnasium as gym
 import torch
 from grpo_trainer.advantage import group_advantages

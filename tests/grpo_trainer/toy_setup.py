@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import grpo_trainer  # noqa: F401  (registers the toy env)
 import gymnasium as gym
 from grpo_trainer.config import EngineSettings, GRPOConfig, OptimSettings, RolloutSettings
 from grpo_trainer.engine import Trainer

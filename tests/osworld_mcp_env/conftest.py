@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterator
 import gymnasium as gym
 import osworld_mcp_env  # noqa: F401 - registers OSWorldMCP-v0
 import pytest
+from mcp_sandbox import Sandbox, start_sandbox
 
 DESKTOP_BINARIES = ("bwrap", "Xvfb", "openbox", "dbus-daemon", "soffice")
 
@@ -50,3 +51,14 @@ def make_env() -> Iterator[Callable[..., gym.Env]]:
     yield factory
     for env in envs:
         env.close()
+
+
+@pytest.fixture(scope="module")
+def sandbox() -> Iterator[Sandbox]:
+    """One sandboxed desktop with its MCP tool host per test module (see mcp_sandbox.py)."""
+    box = start_sandbox(screen_width=1280, screen_height=800)
+    try:
+        yield box
+    finally:
+        box.client.close()
+        box.desktop.close()

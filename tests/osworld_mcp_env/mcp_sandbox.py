@@ -1,9 +1,10 @@
-"""The project's own sandboxed desktop for the MCP tool tests.
+"""The project's own sandboxed desktop for the MCP tool tests (helpers; the fixture is in conftest.py).
 
-One :class:`LocalDesktop` with the MCP tool host per test module (``sandbox``
-fixture). Apps start inside it through its wrappers (``guest/bin``: soffice accepts
-UNO, vlc serves HTTP, chromium serves DevTools and keeps its own sandbox); tools
-are called through ``MCPToolClient(desktop.tool_socket())``, the path the env uses.
+One :class:`LocalDesktop` with the MCP tool host per test module (the ``sandbox``
+fixture, built by :func:`start_sandbox`). Apps start inside it through its wrappers
+(``guest/bin``: soffice accepts UNO, vlc serves HTTP, chromium serves DevTools and
+keeps its own sandbox); tools are called through
+``MCPToolClient(desktop.tool_socket())``, the path the env uses.
 Files go in with ``desktop.upload_file`` (owned by the desktop's user) and are read
 back on the host through ``/proc/<sandbox pid>/root`` (trusted test code only: the
 env itself reads files through the guest, with the user's rights).
@@ -15,16 +16,16 @@ import contextlib
 import os
 import signal
 import time
-from collections.abc import Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, TypeVar
 
-import pytest
 from osworld_mcp_env.backends.local import LocalDesktop, LocalDesktopConfig
 from osworld_mcp_env.mcp_client import MCPToolClient, ToolCallResult, ToolErrorCode
 
 INNER_HOME = PurePosixPath("/home/user")
+T = TypeVar("T")
 
 # Runs inside the desktop (UNO listens on its private loopback) once ``soffice FILE`` was
 # launched: waits until the office has ``argv[1]`` open, then closes every other document
@@ -85,12 +86,17 @@ os._exit(0 if doc is not None else 3)
 """
 
 
-def wait_until(predicate: Any, timeout: float, what: str) -> None:
-    """Polls ``predicate`` until true or raises after ``timeout`` seconds."""
+def wait_until(predicate: Callable[[], T], timeout: float = 60.0, what: str = "the condition") -> T:
+    """Polls ``predicate`` until it returns a true value and returns that value.
+
+    Raises:
+        TimeoutError: ``predicate`` stayed false for ``timeout`` seconds.
+    """
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if predicate():
-            return
+        value = predicate()
+        if value:
+            return value
         time.sleep(0.05)
     raise TimeoutError(f"timed out after {timeout}s waiting for {what}")
 
@@ -202,14 +208,3 @@ def start_sandbox(**config: Any) -> Sandbox:
         desktop.close()
         raise
     return Sandbox(desktop=desktop, client=client, call=ToolCaller(client))
-
-
-@pytest.fixture(scope="module")
-def sandbox() -> Iterator[Sandbox]:
-    """One sandboxed desktop with its tool host per test module."""
-    box = start_sandbox(screen_width=1280, screen_height=800)
-    try:
-        yield box
-    finally:
-        box.client.close()
-        box.desktop.close()

@@ -39,16 +39,6 @@ def sh(desktop: LocalDesktop, script: str, timeout: float = 60.0):
     return desktop.execute(script, shell=True, timeout=timeout)
 
 
-def wait_until(predicate, timeout: float = 60.0, what: str = "condition"):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError(f"{what} not reached within {timeout} s")
-
-
 def real_uids(pids: list[int]) -> dict[int, int]:
     uids = {}
     for pid in pids:

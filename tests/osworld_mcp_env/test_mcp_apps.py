@@ -10,7 +10,7 @@ import io
 import wave
 
 import pytest
-from mcp_fixtures import Sandbox, ToolCaller, sandbox, wait_until  # noqa: F401
+from mcp_sandbox import Sandbox, ToolCaller, wait_until
 
 pytestmark = [pytest.mark.desktop, pytest.mark.timeout(120)]
 
@@ -26,7 +26,7 @@ def tone(seconds: int = 20) -> bytes:
 
 
 @pytest.fixture(scope="module")
-def vlc_call(sandbox: Sandbox) -> ToolCaller:  # noqa: F811
+def vlc_call(sandbox: Sandbox) -> ToolCaller:
     a = sandbox.put("media/a.wav", tone())
     sandbox.put("media/b.wav", tone())
     sandbox.desktop.launch(["vlc", "--aout", "dummy", "--no-video-title-show", a])
@@ -56,7 +56,7 @@ def test_vlc_tools(vlc_call: ToolCaller) -> None:
 
 
 @pytest.fixture(scope="module")
-def chrome_call(sandbox: Sandbox) -> ToolCaller:  # noqa: F811
+def chrome_call(sandbox: Sandbox) -> ToolCaller:
     sandbox.desktop.launch(["chromium", "about:blank"])
     wait_until(
         lambda: sandbox.call("google_chrome.chrome_open_tabs_setup", url="about:blank#up").exec_ok,
@@ -89,7 +89,7 @@ def test_chrome_tools(chrome_call: ToolCaller) -> None:
     assert call.effect("google_chrome.bookmark_page")["kind"] == "unknown"
 
 
-def test_code_tools(sandbox: Sandbox) -> None:  # noqa: F811
+def test_code_tools(sandbox: Sandbox) -> None:
     call = sandbox.call
     a, b = sandbox.put("proj/a.py", b"x = 1\nprint(x)\n"), sandbox.put("proj/b.py", b"x = 2\n")
     assert "No file is open" in call.error("code.search_text", text="x", all_files=False)

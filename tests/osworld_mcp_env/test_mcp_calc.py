@@ -8,14 +8,14 @@ from pathlib import Path
 
 import openpyxl
 import pytest
-from mcp_fixtures import Sandbox, ToolCaller, sandbox  # noqa: F401
+from mcp_sandbox import Sandbox, ToolCaller
 
 pytestmark = [pytest.mark.desktop, pytest.mark.timeout(90)]
 NS = "libreoffice_calc."
 
 
 @pytest.fixture
-def book(sandbox: Sandbox, request: pytest.FixtureRequest) -> Iterator[Path]:  # noqa: F811
+def book(sandbox: Sandbox, request: pytest.FixtureRequest) -> Iterator[Path]:
     wb = openpyxl.Workbook()
     ws = wb.active
     ws.title = "Data"
@@ -34,7 +34,7 @@ def book(sandbox: Sandbox, request: pytest.FixtureRequest) -> Iterator[Path]:  #
 
 
 @pytest.fixture(scope="module")
-def call(sandbox: Sandbox) -> ToolCaller:  # noqa: F811
+def call(sandbox: Sandbox) -> ToolCaller:
     return sandbox.call
 
 
@@ -158,7 +158,7 @@ def test_chart_pivot_and_reorder_columns(call: ToolCaller, book: Path) -> None:
     assert "x" in values and "y" in values
 
 
-def test_calc2_tools(call: ToolCaller, book: Path, sandbox: Sandbox) -> None:  # noqa: F811
+def test_calc2_tools(call: ToolCaller, book: Path, sandbox: Sandbox) -> None:
     call.effect(NS + "set_cell_value", cell="B3", value="")
     assert call.effect(NS + "fill_blank_down", columns=["B"])["targets"] == ["B3"]
     assert call.effect(NS + "set_cell_value", cell="E2", value="2500000")["count"] == 1
@@ -186,7 +186,7 @@ def test_calc2_tools(call: ToolCaller, book: Path, sandbox: Sandbox) -> None:  #
     assert wb["Other"]["C3"].value == "Name" and wb["Other"]["D4"].value == 3
 
 
-def test_exports_write_files(call: ToolCaller, book: Path, sandbox: Sandbox) -> None:  # noqa: F811
+def test_exports_write_files(call: ToolCaller, book: Path, sandbox: Sandbox) -> None:
     csv = call.effect(NS + "export_to_csv")
     assert csv["count"] > 0 and book.with_suffix(".csv").read_text().startswith("Name,Score,Team")
     pdf = book.with_name("some.pdf")

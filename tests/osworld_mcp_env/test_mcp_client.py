@@ -20,7 +20,7 @@ from pathlib import Path
 import anyio
 import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
-from mcp_fixtures import wait_until
+from mcp_sandbox import wait_until
 from osworld_mcp_env.mcp_client import MCPToolClient, ToolCallResult, ToolErrorCode
 
 pytestmark = [pytest.mark.timeout(120)]

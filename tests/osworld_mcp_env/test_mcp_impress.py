@@ -10,7 +10,7 @@ from pathlib import Path
 import docx
 import pptx
 import pytest
-from mcp_fixtures import Sandbox, ToolCaller, sandbox  # noqa: F401
+from mcp_sandbox import Sandbox, ToolCaller
 from PIL import Image
 from pptx.util import Inches
 
@@ -19,7 +19,7 @@ NS = "libreoffice_impress."
 
 
 @pytest.fixture
-def deck(sandbox: Sandbox, request: pytest.FixtureRequest) -> Iterator[Path]:  # noqa: F811
+def deck(sandbox: Sandbox, request: pytest.FixtureRequest) -> Iterator[Path]:
     prs = pptx.Presentation()
     for title, body in (("First", "alpha\nbeta\ngamma"), ("Second", "delta")):
         s = prs.slides.add_slide(prs.slide_layouts[1])
@@ -31,7 +31,7 @@ def deck(sandbox: Sandbox, request: pytest.FixtureRequest) -> Iterator[Path]:  #
 
 
 @pytest.fixture(scope="module")
-def call(sandbox: Sandbox) -> ToolCaller:  # noqa: F811
+def call(sandbox: Sandbox) -> ToolCaller:
     return sandbox.call
 
 
@@ -81,7 +81,7 @@ def test_text_tools(call: ToolCaller, deck: Path) -> None:
     assert 'strike="sngStrike"' in body[1]._p.xml and "sngStrike" not in body[0]._p.xml
 
 
-def test_box_and_slide_tools(call: ToolCaller, deck: Path, sandbox: Sandbox) -> None:  # noqa: F811
+def test_box_and_slide_tools(call: ToolCaller, deck: Path, sandbox: Sandbox) -> None:
     assert call.effect(NS + "set_background_color", slide_index=1, box_index=1, color="yellow")["count"] == 1
     assert call.effect(NS + "position_box", slide_index=2, box_index=0, position="bottom-right")["count"] == 1
     png = io.BytesIO()
@@ -107,7 +107,7 @@ def test_box_and_slide_tools(call: ToolCaller, deck: Path, sandbox: Sandbox) -> 
     )
 
 
-def test_files(call: ToolCaller, deck: Path, sandbox: Sandbox) -> None:  # noqa: F811
+def test_files(call: ToolCaller, deck: Path, sandbox: Sandbox) -> None:
     out = deck.with_name("copy.odp")
     assert call.effect(NS + "save_as", file_path=sandbox.inner(out))["count"] == out.stat().st_size
     assert "exists" in call.error(NS + "save_as", file_path=sandbox.inner(out))

@@ -19,7 +19,7 @@ class ToolCaller:
     """Calls one in-process server's tools over MCP (the SDK's in-memory ``Client``).
 
     The os tools touch only files, git and images, so they run on the host; the
-    tools of real apps are tested inside the sandboxed desktop (mcp_fixtures.py).
+    tools of real apps are tested inside the sandboxed desktop (mcp_sandbox.py).
     """
 
     def __init__(self, server: Any) -> None:

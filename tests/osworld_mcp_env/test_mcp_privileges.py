@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from mcp_fixtures import wait_until
+from mcp_sandbox import wait_until
 from osworld_mcp_env.mcp_client import MCPToolClient
 
 pytestmark = [

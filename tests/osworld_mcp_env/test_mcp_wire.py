@@ -20,7 +20,7 @@ from typing import Any
 
 import httpx2
 import pytest
-from mcp_fixtures import wait_until
+from mcp_sandbox import wait_until
 from mcp_types import INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR
 
 pytestmark = [pytest.mark.timeout(180)]

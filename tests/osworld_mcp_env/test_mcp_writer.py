@@ -9,7 +9,7 @@ from pathlib import Path
 import docx
 import pytest
 from docx.enum.text import WD_ALIGN_PARAGRAPH
-from mcp_fixtures import Sandbox, ToolCaller, sandbox  # noqa: F401
+from mcp_sandbox import Sandbox, ToolCaller
 from PIL import Image
 
 pytestmark = [pytest.mark.desktop, pytest.mark.timeout(90)]
@@ -18,7 +18,7 @@ NS = "libreoffice_writer."
 
 
 @pytest.fixture
-def document(sandbox: Sandbox, request: pytest.FixtureRequest) -> Iterator[Path]:  # noqa: F811
+def document(sandbox: Sandbox, request: pytest.FixtureRequest) -> Iterator[Path]:
     d = docx.Document()
     for text in ("The cat sat on the mat.", "A second cat paragraph.", "Third one, no felines."):
         d.add_paragraph(text)
@@ -28,7 +28,7 @@ def document(sandbox: Sandbox, request: pytest.FixtureRequest) -> Iterator[Path]
 
 
 @pytest.fixture(scope="module")
-def call(sandbox: Sandbox) -> ToolCaller:  # noqa: F811
+def call(sandbox: Sandbox) -> ToolCaller:
     return sandbox.call
 
 
@@ -67,7 +67,7 @@ def test_character_and_paragraph_formatting(call: ToolCaller, document: Path) ->
     assert all(p.alignment == WD_ALIGN_PARAGRAPH.CENTER for p in d.paragraphs)
 
 
-def test_insertions_at_cursor(call: ToolCaller, document: Path, sandbox: Sandbox) -> None:  # noqa: F811
+def test_insertions_at_cursor(call: ToolCaller, document: Path, sandbox: Sandbox) -> None:
     assert call.effect(NS + "write_text", text="Hello ", bold=True, size=14)["count"] == 6
     png = io.BytesIO()
     Image.new("RGB", (40, 20), "red").save(png, "PNG")
