@@ -230,13 +230,6 @@ def from_url(url: str) -> Path:
     return Path(_uno().fileUrlToSystemPath(url))
 
 
-def store_effect_bytes(path: Path, before: tuple[float, int] | None) -> tuple[int, bool]:
-    """Returns ``(size, rewritten)`` for a file written by a store call."""
-    st = path.stat()
-    rewritten = before is None or (st.st_mtime_ns, st.st_size) != before
-    return st.st_size, rewritten
-
-
 def stat_or_none(path: Path) -> tuple[float, int] | None:
     """Returns ``(mtime_ns, size)`` or None when the file does not exist."""
     try:
