@@ -94,7 +94,7 @@ def group_advantages(
     kept = len(alive) >= config.min_group and keep_group(success, config)
     if not alive:
         return GroupAdvantages([], [], [], 0.0, crashed, False)
-    base = broadcast_per_step(zscore(returns, config.std_eps), [e.length for e in alive])
+    base = broadcast_per_step(zscore(returns, config.std_eps).tolist(), [e.length for e in alive])
     advantages = [
         [a + b for a, b in zip(steps, step_bonuses(e, rewards), strict=True)]
         for steps, e in zip(base, alive, strict=True)

@@ -133,7 +133,7 @@ def load_osworld_mcp_apis(directory: str | Path) -> list[ToolSpec]:
 
 
 def tools_from_env(entries: Sequence[Mapping[str, Any]]) -> list[ToolSpec]:
-    """Converts the env's per-step catalogue (``info["tools"]``: ``{name, description, parameters}``).
+    """Converts the env's per-step catalog (``info["tools"]``: ``{name, description, parameters}``).
 
     These are the tools the env serves for the focused app, so showing them can never
     offer a name the env would refuse.
@@ -157,7 +157,7 @@ def tools_from_env(entries: Sequence[Mapping[str, Any]]) -> list[ToolSpec]:
 def served_tools() -> list[ToolSpec]:
     """Every tool the env's MCP servers serve, with OSWorld-MCP's descriptions and schemas.
 
-    The offline twin of the env's per-step catalogue: what retrieval ranks when no
+    The offline twin of the env's per-step catalog: what retrieval ranks when no
     env is at hand (tests, benchmarks). Imported lazily: it loads the server modules.
     """
     from osworld_mcp_env.mcp_servers import NAMESPACES, registry_for
