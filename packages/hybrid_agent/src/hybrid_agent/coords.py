@@ -100,9 +100,6 @@ def model_space(screen: Size, config: CoordinateConfig) -> Size:
     return (width, height)
 
 
-prompt_resolution = model_space
-
-
 def _round_half_up(value: float) -> int:
     # Python's round() is banker's rounding; half-up keeps the mapping monotone and symmetric.
     return math.floor(value + 0.5)
