@@ -41,7 +41,7 @@ def load_suite(spec: str, tasks_dir: str | Path | None = None) -> list[SuiteTask
         TaskNotFound: A split names an id that is not in ``tasks_dir``.
     """
     if spec == "bundled":
-        return [_entry(task_id, task_id) for task_id in BUNDLED_TASK_IDS]
+        return [_entry(task_id) for task_id in BUNDLED_TASK_IDS]
     if spec == "seeded" or spec.startswith("seeded:"):
         split = spec.partition(":")[2]
         if split not in ("", "train", "test"):
@@ -50,7 +50,7 @@ def load_suite(spec: str, tasks_dir: str | Path | None = None) -> list[SuiteTask
     path = Path(spec)
     if path.is_dir():
         library = TaskLibrary([path])
-        return [_entry(task_id, str(file)) for task_id, file in sorted(library.index().items())]
+        return [_entry(str(file)) for _, file in sorted(library.index().items())]
     if path.is_file():
         by_domain = load_split(path)
         root = Path(tasks_dir) if tasks_dir else _default_tasks_dir(path)
@@ -68,6 +68,6 @@ def _default_tasks_dir(split: Path) -> Path:
     return examples if examples.is_dir() else split.parent
 
 
-def _entry(task_id: str, source: str) -> SuiteTask:
+def _entry(source: str) -> SuiteTask:
     task = load_task(source, strict=False)
     return SuiteTask(task.id, task.domain or "unknown", source)

@@ -22,7 +22,7 @@ from osworld_mcp_env import validate
 from osworld_mcp_env.tasks.coverage import coverage
 
 
-def _parser(environ: os._Environ[str] | dict[str, str]) -> argparse.ArgumentParser:
+def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="osworld-mcp", description=__doc__.splitlines()[0])
     sub = p.add_subparsers(dest="command", required=True)
     tasks = sub.add_parser("tasks", help="Inspect OSWorld task files.")
@@ -53,7 +53,7 @@ def _parser(environ: os._Environ[str] | dict[str, str]) -> argparse.ArgumentPars
 def main(argv: Sequence[str] | None = None, environ: dict[str, str] | None = None) -> int:
     """Runs the CLI; returns the exit code (2 on a usage error)."""
     env = os.environ if environ is None else environ
-    args = _parser(env).parse_args(argv)
+    args = _parser().parse_args(argv)
     if args.command == "validate":
         return validate.main(args)
     examples = args.examples or ([Path(env["OSWORLD_EXAMPLES"])] if env.get("OSWORLD_EXAMPLES") else [])
