@@ -48,7 +48,7 @@ def test_app_without_tools_gets_an_explicit_empty_set(registry, app):
 
 
 @needs_data
-def test_name_filter_returns_every_tool_of_the_app_in_catalogue_order(registry):
+def test_name_filter_returns_every_tool_of_the_app_in_catalog_order(registry):
     result = NameFilterRetriever(registry).retrieve("Calc", "anything")
     assert len(result.tools) == 26 + 5
     assert result.names[:2] == ("libreoffice_calc.get_workbook_info", "libreoffice_calc.save")
@@ -91,7 +91,7 @@ def test_recent_actions_join_the_query_when_configured():
     with_history = BM25Retriever(tools, RetrievalConfig(top_k=1, recent_actions=1))
     assert plain.retrieve("vlc", "do it", ["Pause the playback"]).names == (
         "vlc.pause",
-    )  # tie: catalogue order
+    )  # tie: catalog order
     assert with_history.retrieve("vlc", "do it", ["Set the volume", "Raise the volume level"]).names == (
         "vlc.set_volume",
     )
@@ -109,7 +109,7 @@ def test_alias_table_maps_every_alias_to_a_known_app():
     assert tokenize("libreoffice_calc.sort_column(B2)") == ["libreoffice", "calc", "sort", "column", "b2"]
 
 
-def test_bad_config_and_catalogue_are_refused(tmp_path):
+def test_bad_config_and_catalog_are_refused(tmp_path):
     with pytest.raises(ConfigError):
         RetrievalConfig(top_k=0)
     with pytest.raises(ToolCatalogError, match=r"No '\*\.json' tool files"):
@@ -153,7 +153,7 @@ def test_full_document_ranks_by_parameter_descriptions():
     )
     plain = BM25Retriever(tools, RetrievalConfig(top_k=1, always_include={}))
     full = BM25Retriever(tools, RetrievalConfig(top_k=1, document="full", always_include={}))
-    assert plain.retrieve("vlc", "tempo").names == ("vlc.set_a",)  # no match: catalogue order
+    assert plain.retrieve("vlc", "tempo").names == ("vlc.set_a",)  # no match: catalog order
     assert full.retrieve("vlc", "tempo").names == ("vlc.set_b",)
     with pytest.raises(ConfigError, match=r"Unknown retrieval document 'ful'\. Did you mean 'full'"):
         RetrievalConfig(document="ful")

@@ -1,4 +1,4 @@
-"""Every tool name the agent can show is one the env serves (the env's own served catalogue, no desktop)."""
+"""Every tool name the agent can show is one the env serves (the env's own served catalog, no desktop)."""
 
 import json
 import re
@@ -34,23 +34,23 @@ def tools_block_names(prompt: str) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def catalogue():
+def catalog():
     return served_tools()
 
 
-def test_served_catalogue_is_the_env_registry(catalogue):
-    assert {t.qualified_name for t in catalogue} == served_names()
+def test_served_catalog_is_the_env_registry(catalog):
+    assert {t.qualified_name for t in catalog} == served_names()
     assert "libreoffice_calc.save" in served_names()
-    assert not any(t.namespace.endswith("2") for t in catalogue)
+    assert not any(t.namespace.endswith("2") for t in catalog)
 
 
 @pytest.mark.parametrize("document", ["name_params", "full"])
 @pytest.mark.parametrize("top_k", [1, 18, 200])
-def test_every_name_retrieval_and_the_prompt_can_show_is_served(catalogue, document, top_k):
+def test_every_name_retrieval_and_the_prompt_can_show_is_served(catalog, document, top_k):
     served = served_names()
     retrievers = [
-        BM25Retriever(catalogue, RetrievalConfig(top_k=top_k, document=document)),
-        NameFilterRetriever(catalogue),
+        BM25Retriever(catalog, RetrievalConfig(top_k=top_k, document=document)),
+        NameFilterRetriever(catalog),
     ]
     shown_apps = set()
     for app in sorted(set(APP_ALIASES) | set(APP_ALIASES.values())):
@@ -66,10 +66,10 @@ def test_every_name_retrieval_and_the_prompt_can_show_is_served(catalogue, docum
 
 
 @pytest.mark.skipif(not REGISTRY.exists(), reason=DATA.missing(REGISTRY))
-def test_the_studys_registry_folds_onto_served_names(catalogue):
+def test_the_studys_registry_folds_onto_served_names(catalog):
     registry = load_registry(REGISTRY)
     assert any(t.namespace == "libreoffice_calc2" for t in registry)
-    kept, dropped = fold_to_served(registry, catalogue)
+    kept, dropped = fold_to_served(registry, catalog)
     names = {t.qualified_name for t in kept}
     assert names <= served_names()
     assert "libreoffice_calc.transpose_range" in names or "libreoffice_calc2.transpose_range" not in {
