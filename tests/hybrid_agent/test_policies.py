@@ -12,6 +12,7 @@ from hybrid_agent.presets import retention_from_name
 from hybrid_agent.recorder import EpisodeWriter
 from hybrid_agent.suite import load_suite
 from hybrid_agent.trajectory import Call, Evidence
+from osworld_mcp_env.info import ToolCallRecord
 from osworld_mcp_env.tasks import bundled_solution, load_task
 
 
@@ -69,18 +70,39 @@ def test_context_names_compose_registered_rules():
         retention_from_name("win2+dropp")
 
 
+def tool_call(**fields) -> ToolCallRecord:
+    """A complete record of an executed MCP call; ``fields`` override."""
+    return ToolCallRecord(
+        **{
+            "name": "libreoffice_calc.replace",
+            "arguments": {},
+            "exec_ok": True,
+            "effect": None,
+            "read_only": None,
+            "in_catalog": True,
+            "dispatched": True,
+            "returncode": None,
+            "latency_ms": 1.0,
+            **fields,
+        }
+    )
+
+
 def test_evidence_converter_reads_the_envs_tool_call_record():
     call = Call("libreoffice_calc.replace", {})
-    changed = {"tool_call": {"exec_ok": True, "read_only": False, "effect": {"kind": "changed", "count": 3}}}
+    changed = {"tool_call": tool_call(read_only=False, effect={"kind": "changed", "count": 3})}
     assert evidence_from_info(call, changed) == Evidence(True, 3, "changed", False)
-    nothing = {"tool_call": {"exec_ok": True, "effect": {"kind": "none", "count": 0}}}
+    nothing = {"tool_call": tool_call(effect={"kind": "none", "count": 0})}
     assert evidence_from_info(call, nothing).effect == 0
-    unknown = {"tool_call": {"exec_ok": True, "effect": {"kind": "unknown", "changed": None}}}
+    unknown = {"tool_call": tool_call(effect={"kind": "unknown", "changed": None})}
     assert evidence_from_info(call, unknown).effect is None
     refused = {"error": {"code": "unknown_tool", "message": "x"}}
     assert evidence_from_info(call, refused) == Evidence(False, error_code="unknown_tool")
-    failed = {"tool_call": {"exec_ok": False, "effect": None}, "error": {"code": "tool_error"}}
+    failed = {"tool_call": tool_call(exec_ok=False), "error": {"code": "tool_error"}}
     assert evidence_from_info(call, failed) == Evidence(False, None, None, None, "tool_error")
+    # A bash call has the same record: no effect, read-only unknown.
+    bash = {"tool_call": tool_call(name="bash", effect=None, in_catalog=False, returncode=0)}
+    assert evidence_from_info(Call("bash", {"command": "true"}), bash) == Evidence(True, None, None, None)
     assert evidence_from_info(Call("computer_use", {"action": "wait"}), changed) is None
 
 

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import textwrap
 import time
+import warnings
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -17,7 +18,11 @@ import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 from osworld_mcp_env.backends.local import LocalDesktop
+from osworld_mcp_env.info import ToolCallRecord
+from osworld_mcp_env.spaces import INSTRUCTION_MAX_CHARS, TOOL_RESULT_MAX_CHARS
+from osworld_mcp_env.tasks import load_task
 from osworld_mcp_env.tasks.bundled import bundled_solution
+from osworld_mcp_env.text import TRUNCATION_MARKER
 
 pytestmark = pytest.mark.desktop
 
@@ -174,6 +179,35 @@ def test_max_steps_truncates_and_scores(make_env):
     assert env.step(wait)[4]["error"]["code"] == "episode_over"
 
 
+def test_oversize_texts_stay_in_the_space_and_max_episode_steps_scores_with_the_checker_on(make_env):
+    """A 9,000-character instruction and a 200,000-character tool result still give obs in the space.
+
+    Gymnasium's env checker (on at registration) checks the first reset and steps;
+    any warning it gives fails here. ``max_episode_steps`` truncates through the
+    env's own ``max_steps``, so the evaluator scores the truncated episode.
+    """
+    task = load_task("os-create-file").to_dict()
+    task["instruction"] = "Create the file. " + "x" * 9_000
+    marker = TRUNCATION_MARKER.split("{")[0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        env = make_env(task=task, enable_bash=True, bash_output_chars=200_000, max_episode_steps=2)
+        obs, _info = env.reset()
+        assert env.observation_space.contains(obs)
+        assert len(obs["instruction"]) <= INSTRUCTION_MAX_CHARS and marker in obs["instruction"]
+        assert obs["instruction"].startswith("Create the file. xxx")
+        seq = {"name": "bash", "arguments": {"command": "seq 1 40000"}}
+        obs, _r, terminated, truncated, info = env.step(seq)
+        assert "error" not in info and not (terminated or truncated)
+        assert env.observation_space.contains(obs)
+        assert len(obs["tool_result"]) <= TOOL_RESULT_MAX_CHARS and marker in obs["tool_result"]
+        assert obs["tool_result"].startswith("[exit code 0]\n1\n2\n")
+        wait = {"name": "computer_use", "arguments": {"action": "wait", "time": 0}}
+        _obs, reward, terminated, truncated, info = env.step(wait)
+    assert truncated and not terminated and reward == 0.0
+    assert info["evaluation"]["score"] == 0.0 and "eval_error" not in info
+
+
 def test_two_envs_stepping_in_parallel_do_not_see_each_other(make_env):
     calc, terminal = make_env(task="calc-sum-column"), make_env(task="os-create-file")
     with ThreadPoolExecutor(2) as pool:
@@ -314,10 +348,18 @@ def test_bash_channel_off_by_default_and_bounded_when_on(make_env):
     obs, _r, _t, _tr, info = env.step({"name": "bash", "arguments": {"command": "id -un; pwd"}})
     assert obs["tool_result"] == "[exit code 0]\nuser\n/home/user\n"
     assert info["tool_call"]["exec_ok"] is True
+    # The same record shape as an MCP call; what a command cannot know is None.
+    assert set(info["tool_call"]) == ToolCallRecord.__required_keys__
+    assert info["tool_call"]["returncode"] == 0 and info["tool_call"]["dispatched"] is True
+    assert info["tool_call"]["effect"] is None and info["tool_call"]["in_catalog"] is False
     obs, *_ = env.step({"name": "bash", "arguments": {"command": "seq 1 1000"}})
     assert "[... truncated" in obs["tool_result"]
     obs, _r, _t, _tr, info = env.step({"name": "bash", "arguments": {"command": "sleep 5", "timeout": 1}})
     assert info["error"]["code"] == "timeout"
+    assert info["tool_call"]["returncode"] == -1 and info["tool_call"]["exec_ok"] is False
+    # A shell killed by SIGHUP also has returncode -1, and is no timeout.
+    _o, _r, _t, _tr, info = env.step({"name": "bash", "arguments": {"command": "kill -HUP $$"}})
+    assert "error" not in info and info["tool_call"]["returncode"] == -1
     assert env.step({"name": "bash", "arguments": {"command": 5}})[4]["error"]["code"] == "invalid_arguments"
 
 

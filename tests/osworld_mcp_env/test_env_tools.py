@@ -1,4 +1,4 @@
-"""The tool route through the env on the real desktop: scores, catalogues, error codes, effects."""
+"""The tool route through the env on the real desktop: scores, catalogs, error codes, effects."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from typing import Any
 
 import gymnasium as gym
 import pytest
+from osworld_mcp_env.info import ToolCallRecord
 
 pytestmark = [pytest.mark.desktop, pytest.mark.timeout(180)]
 ENV_ID = "osworld_mcp_env:OSWorldMCP-v0"
@@ -47,13 +48,15 @@ def test_calc_task_through_tools_scores_by_the_value_written(
     assert any(t["name"] == CALC + "set_cell_value" for t in info["tools"])
     for action in (tool(CALC + "set_cell_value", cell="B1", value=value), tool(CALC + "save")):
         _obs, reward, terminated, _tr, info = env.step(action)
-        assert info["tool_call"]["exec_ok"] and info["tool_call"]["in_catalogue"], info
+        assert info["tool_call"]["exec_ok"] and info["tool_call"]["in_catalog"], info
         assert info["tool_call"]["dispatched"] and not terminated
+        assert set(info["tool_call"]) == ToolCallRecord.__required_keys__  # bash has the same shape
+        assert info["tool_call"]["returncode"] is None and info["tool_call"]["read_only"] is False
     _obs, reward, terminated, _tr, info = env.step(terminate())
     assert terminated and reward == expected, info.get("evaluation") or info.get("eval_error")
 
 
-def test_catalogue_follows_the_focused_app(env: gym.Env) -> None:
+def test_catalog_follows_the_focused_app(env: gym.Env) -> None:
     """Calc focused: Calc tools only; an app without tools: []; the terminal: the os tools."""
     _obs, info = env.reset(options={"task": "calc-sum-column"})
     names = {t["name"] for t in info["tools"]}
@@ -83,7 +86,7 @@ def test_unknown_tool_and_bad_arguments_dispatch_nothing(env: gym.Env) -> None:
     before = _column(env, "B")
     _obs, reward, terminated, _tr, info = env.step(tool(CALC + "no_such_tool"))
     assert info["error"]["code"] == "unknown_tool" and not info["tool_call"]["dispatched"]
-    assert info["tool_call"]["in_catalogue"] is False and not terminated and reward == 0.0
+    assert info["tool_call"]["in_catalog"] is False and not terminated and reward == 0.0
     for arguments in ({"cell": "B1"}, {"cell": 1, "value": "x"}, {"cell": "B1", "value": "x", "colour": 1}):
         _obs, _r, _t, _tr, info = env.step(tool(CALC + "set_cell_value", **arguments))
         assert info["error"]["code"] == "invalid_arguments", arguments

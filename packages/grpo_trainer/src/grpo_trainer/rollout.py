@@ -27,6 +27,7 @@ from hybrid_agent.trajectory import Frame, Observation, Step
 
 from grpo_trainer.episode import Episode, StepSample
 from grpo_trainer.policy import TrainablePolicy
+from grpo_trainer.vector import held_info
 
 REFUSED_ACTION = ""  # what an unparsable output sends: refused by the env, counted as a step
 
@@ -111,7 +112,7 @@ def collect_group(
     state = [(first[i], _info_row(infos, i), "") for i in range(n)]
     active = [True] * n
     for i in range(n):
-        crash = state[i][1].get("crash")
+        crash = held_info(state[i][1]).get("crash")
         if crash:
             episodes[i].crash, active[i] = crash, False
     while any(active):
@@ -119,7 +120,7 @@ def collect_group(
         pending = {}
         for i in live:
             o, info, feedback = state[i]
-            tools = tuple(tools_from_env(info.get("tools") or []))
+            tools = tuple(tools_from_env(held_info(info).get("tools") or []))
             current = Observation(Frame.from_array(o["screenshot"]), feedback or o["tool_result"])
             ctx = build_context(episodes[i].steps, current, episodes[i].instruction, tools, config.context)
             pending[i] = (current, tools, ctx.plan.to_dicts(), policy.encode(ctx.messages))
@@ -136,12 +137,13 @@ def collect_group(
         obs, _, _, _, infos = venv.step(tuple(actions))
         for i, out in zip(live, outputs, strict=True):
             info = _info_row(infos, i)
+            typed = held_info(info)
             current, tools, plan, prompt_ids = pending[i]
             parsed = parsed_by_env[i]
             episode = episodes[i]
             call = None if isinstance(parsed, ParseError) else parsed.call
             evidence = evidence_from_info(call, info) if call is not None else None
-            exec_ok = call is not None and not info.get("error") and (evidence is None or evidence.exec_ok)
+            exec_ok = call is not None and not typed.get("error") and (evidence is None or evidence.exec_ok)
             episode.samples.append(
                 StepSample(
                     index=len(episode.samples),
@@ -163,9 +165,9 @@ def collect_group(
                 episode.steps.append(Step(current.frame, current.tool_result, out.text, call, evidence))
             feedback = parsed.render() if isinstance(parsed, ParseError) else ""
             state[i] = (_row(obs, i), info, feedback)
-            if info.get("ended"):
+            if typed.get("ended"):
                 active[i] = False
-                episode.crash = info.get("crash")
-                episode.truncated = bool(info.get("truncated"))
-                episode.score = None if episode.crash else info.get("score")
+                episode.crash = typed.get("crash")
+                episode.truncated = bool(typed.get("truncated"))
+                episode.score = None if episode.crash else typed.get("score")
     return episodes

@@ -12,11 +12,37 @@ take its group down and its episode is dropped and counted, never scored 0.
 from __future__ import annotations
 
 import traceback
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, cast
 
 import gymnasium as gym
 from gymnasium.vector import AsyncVectorEnv, AutoresetMode, SyncVectorEnv
+from osworld_mcp_env.info import StepInfo, step_info
+
+
+class HeldInfo(StepInfo, total=False):
+    """The env's :class:`~osworld_mcp_env.info.StepInfo` plus what :class:`HoldAfterEnd` adds.
+
+    Attributes:
+        ended: The episode ended (terminated, truncated or crashed); later steps are held.
+        terminated: At the end: the env terminated the episode.
+        truncated: At the end: the env truncated it (step cap).
+        score: At the end: the final reward.
+        crash: Why the episode crashed (an env exception, an evaluator that could not run).
+        held: The env was not stepped: its episode had ended before.
+    """
+
+    ended: bool
+    terminated: bool
+    truncated: bool
+    score: float
+    crash: str
+    held: bool
+
+
+def held_info(info: Mapping[str, Any]) -> HeldInfo:
+    """The typed view of one env's ``info`` from a group vector env (no copy, no check)."""
+    return cast(HeldInfo, info)
 
 
 class HoldAfterEnd(gym.Wrapper):
@@ -25,7 +51,7 @@ class HoldAfterEnd(gym.Wrapper):
     def __init__(self, env: gym.Env) -> None:
         """Wraps ``env``."""
         super().__init__(env)
-        self._final: tuple[Any, dict[str, Any]] | None = None
+        self._final: tuple[Any, HeldInfo] | None = None
         self._last_obs: Any = None
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
@@ -35,7 +61,7 @@ class HoldAfterEnd(gym.Wrapper):
             obs, info = self.env.reset(seed=seed, options=options)
         except Exception as exc:  # the rollout records crashes, it does not score them
             obs = self.observation_space.sample()
-            self._final = (obs, {"ended": True, "crash": _describe(exc)})
+            self._final = (obs, HeldInfo(ended=True, crash=_describe(exc)))
             return obs, dict(self._final[1])
         self._last_obs = obs
         return obs, info
@@ -43,17 +69,17 @@ class HoldAfterEnd(gym.Wrapper):
     def step(self, action: Any):
         """Steps the env until its episode ended, then holds (reward 0, flags never set)."""
         if self._final is not None:
-            obs, info = self._final
-            return obs, 0.0, False, False, {**info, "held": True}
+            final_obs, final_info = self._final
+            return final_obs, 0.0, False, False, {**final_info, "held": True}
         try:
             obs, reward, terminated, truncated, info = self.env.step(action)
         except Exception as exc:
-            self._final = (self._last_obs, {"ended": True, "crash": _describe(exc)})
+            self._final = (self._last_obs, HeldInfo(ended=True, crash=_describe(exc)))
             return self._last_obs, 0.0, False, False, dict(self._final[1])
         self._last_obs = obs
         if terminated or truncated:
-            eval_error = info.get("eval_error")
-            end = {"ended": True, "terminated": terminated, "truncated": truncated, "score": float(reward)}
+            eval_error = step_info(info).get("eval_error")
+            end = HeldInfo(ended=True, terminated=terminated, truncated=truncated, score=float(reward))
             if eval_error:
                 end["crash"] = f"eval_error: {eval_error}"
             info = {**info, **end}

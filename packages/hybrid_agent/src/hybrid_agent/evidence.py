@@ -1,17 +1,20 @@
 """The one converter from the env's report of a call to the agent's :class:`Evidence`.
 
-The env reports an executed tool call as ``info["tool_call"]`` (a dict whose
-``effect`` is the structured effect object: ``kind``, ``count``, ``unit`` ...) and
-a refused or failed one as ``info["error"]``. The agent keeps a small typed
+The env reports an executed tool call as ``info["tool_call"]``, a
+:class:`~osworld_mcp_env.info.ToolCallRecord` (its ``effect`` is the structured
+effect object: ``kind``, ``count``, ``unit`` ...), and a refused or failed one as
+``info["error"]``. The agent keeps a small typed
 :class:`~hybrid_agent.trajectory.Evidence` whose ``effect`` is a count. Only this
-module reads those ``info`` keys, so when the env gains a typed tool-call record,
-this function is the one place that changes.
+module reads those ``info`` keys, through the env's typed view
+(:func:`osworld_mcp_env.info.step_info`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
+
+from osworld_mcp_env.info import step_info
 
 from hybrid_agent.trajectory import Call, Evidence
 
@@ -47,16 +50,16 @@ def evidence_from_info(call: Call, info: Mapping[str, Any]) -> Evidence | None:
     """
     if call.is_gui:
         return None
-    error = info.get("error") or {}
-    record = info.get("tool_call")
-    if not isinstance(record, Mapping):
+    typed = step_info(info)
+    error = typed.get("error") or {}
+    record = typed.get("tool_call")
+    if record is None:
         return Evidence(exec_ok=False, error_code=error.get("code") or "not_dispatched")
-    effect = record.get("effect")
-    effect = effect if isinstance(effect, Mapping) else None
+    effect = record["effect"]
     return Evidence(
-        exec_ok=bool(record.get("exec_ok")) and not error,
+        exec_ok=record["exec_ok"] and not error,
         effect=effect_count(effect),
         effect_kind=effect.get("kind") if effect else None,
-        read_only=record.get("read_only"),
+        read_only=record["read_only"],
         error_code=error.get("code"),
     )

@@ -29,6 +29,7 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
+from osworld_mcp_env.info import step_info
 
 from hybrid_agent.context import ContextConfig, build_context
 from hybrid_agent.coords import CoordinateConfig, CoordinatePolicy, call_to_screen
@@ -295,7 +296,7 @@ class Runner:
     def _shown_tools(self, obs: dict[str, Any], info: dict[str, Any]) -> tuple[ToolSpec, ...]:
         if self.config.gui_only:
             return ()
-        served = tools_from_env(info.get("tools") or [])
+        served = tools_from_env(step_info(info).get("tools") or [])
         if not self.config.retrieval:
             return tuple(served)
         return BM25Retriever(served, self.retrieval).retrieve(obs.get("active_app"), obs["instruction"]).tools
@@ -354,7 +355,8 @@ class Runner:
             return {**_error_end("env_error", exc, episode.started), "steps": episode.index + 1}
         env_s = time.perf_counter() - t1
         t2 = time.perf_counter()
-        record["env_error"] = info.get("error")
+        typed = step_info(info)
+        record["env_error"] = typed.get("error")
         if call is not None:
             evidence = evidence_from_info(call, info)
             record["evidence"] = asdict(evidence) if evidence is not None else None
@@ -368,32 +370,32 @@ class Runner:
                 )
             )
             episode.feedback = ""
-        else:
+        elif isinstance(parsed, ParseError):
             episode.feedback = parsed.render()
         episode.obs, episode.info = obs, info
         episode.index += 1
         record["timings"] = {
             "policy_s": generation.latency_s or policy_s,
             "env_s": env_s,
-            "env_ms": info.get("timings"),
+            "env_ms": typed.get("timings"),
             "runner_s": episode.prepare_s + runner_pre_s + (time.perf_counter() - t2),
         }
         episode.writer.step(record, frame)
         if terminated or truncated:
-            eval_error = info.get("eval_error")
+            eval_error = typed.get("eval_error")
             return {
                 "score": None if eval_error else float(reward),
                 "error": {
                     "type": "eval_error",
-                    "exception": eval_error.get("type"),
-                    "message": eval_error.get("message"),
+                    "exception": eval_error["type"],
+                    "message": eval_error["message"],
                 }
                 if eval_error
                 else None,
                 "terminated": terminated,
                 "truncated": truncated,
-                "claimed_success": info.get("claimed_success"),
-                "evaluation": info.get("evaluation"),
+                "claimed_success": typed.get("claimed_success"),
+                "evaluation": typed.get("evaluation"),
                 "steps": episode.index,
             }
         return None

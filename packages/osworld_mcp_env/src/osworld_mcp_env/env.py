@@ -8,7 +8,8 @@ validation error, and the episode goes on. Desktop faults are values too: a
 dead X server, guest server, window manager or tool host gives ``desktop_error``,
 a hung one ``timeout`` once the step's deadline (``step_timeout_s``) passes, and
 the next ``reset`` repairs the desktop. Wiring mistakes (an unknown backend, a
-task that names an unknown metric) raise at construction or reset.
+task that names an unknown metric) raise at construction or reset. ``info``'s
+keys and shapes are :class:`~osworld_mcp_env.info.StepInfo`.
 """
 
 from __future__ import annotations
@@ -16,9 +17,9 @@ from __future__ import annotations
 import shutil
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
@@ -27,18 +28,28 @@ from osworld_mcp_env.actions import BASH, ActionLimits, GuiAction, ToolCall, par
 from osworld_mcp_env.apps import app_from_wm_class
 from osworld_mcp_env.backends import Desktop, make_desktop
 from osworld_mcp_env.deadline import budget, deadline
-from osworld_mcp_env.env_tools import ToolCatalogue
+from osworld_mcp_env.env_tools import ToolCatalog
 from osworld_mcp_env.errors import (
     ActionError,
     DesktopError,
     ErrorCode,
     EvaluationError,
-    GuestRequestError,
     GuestTimeout,
+    InputRejected,
+    StaleFrameError,
     TaskError,
 )
 from osworld_mcp_env.evaluators.evaluate import evaluate
-from osworld_mcp_env.spaces import TOOL_RESULT_MAX_CHARS, action_space, observation_space
+from osworld_mcp_env.info import (
+    CheckReport,
+    EvalErrorReport,
+    EvaluationReport,
+    FaultReport,
+    StepInfo,
+    ToolCallRecord,
+    ToolSchema,
+)
+from osworld_mcp_env.spaces import Call, action_space, fit_text_fields, observation_space
 from osworld_mcp_env.tasks.bundled import materialize_bundled_files
 from osworld_mcp_env.tasks.context import TaskContext, TaskRunConfig
 from osworld_mcp_env.tasks.loader import load_task
@@ -60,7 +71,9 @@ class EnvConfig:
     Attributes:
         backend: Desktop backend name (``local``: the embedded sandboxed desktop).
         task: Default task (id, path or OSWorld dict) when ``reset`` gets none.
-        max_steps: Steps before ``truncated`` (OSWorld's default budget: 50).
+        max_steps: Steps before ``truncated`` (OSWorld's default budget: 50); the
+            evaluator scores a truncated episode. ``gym.make``'s
+            ``max_episode_steps`` lowers it (``step_limit.TimeLimitAsMaxSteps``).
         screen_width: Screen width in pixels.
         screen_height: Screen height in pixels.
         a11y_tree: Add the AT-SPI tree to every observation (costs 0.3–1 s a step).
@@ -75,10 +88,11 @@ class EnvConfig:
             observation and, at the episode's end, evaluation): every desktop
             request of the step is bounded by what is left of it, and a step that
             hits it returns a ``timeout`` error value.
-        record_timings: Put wall-clock timings into ``info["timings"]``. They are the
-            one part of ``info`` that differs between two runs of the same seed and
-            actions; turn them off where ``info`` must be deterministic (``check_env``).
-        limits: Size bounds of one action.
+        record_timings: Put wall-clock timings into ``info["timings"]`` and
+            ``info["tool_call"]["latency_ms"]``. They are the one part of ``info``
+            that differs between two runs of the same seed and actions; turn them
+            off where ``info`` must be deterministic (``check_env``).
+        limits: Size bounds of one action; the action space declares the same bounds.
         backend_options: Extra keyword arguments of the backend.
     """
 
@@ -111,26 +125,29 @@ class EnvConfig:
         object.__setattr__(self, "cache_dirs", tuple(str(p) for p in self.cache_dirs))
 
 
-class OSWorldMCPEnv(gym.Env[dict[str, Any], str]):
+class OSWorldMCPEnv(gym.Env[dict[str, Any], Call]):
     """A real desktop with OSWorld tasks; GUI actions and text tools in one action space.
 
     Observation: ``screenshot`` (uint8 HxWx3), ``tool_result`` (text; empty after a
     GUI action), ``active_app``, ``instruction`` and, with ``a11y_tree=True``, the
-    accessibility tree. Reward: 0 until the episode ends, then the task
-    evaluator's score. ``terminate``/``answer`` end the episode (``terminated``);
-    ``max_steps`` truncates it.
+    accessibility tree; each text is cut to its space's bound. Actions: one call,
+    JSON text or a mapping (:class:`~osworld_mcp_env.spaces.CallSpace`). Reward:
+    0 until the episode ends, then the task evaluator's score.
+    ``terminate``/``answer`` end the episode (``terminated``); ``max_steps``
+    truncates it. ``info``: :class:`~osworld_mcp_env.info.StepInfo`.
     """
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["rgb_array"], "render_fps": 1}
+    metadata = {"render_modes": ["rgb_array"], "render_fps": 1}  # noqa: RUF012 - gym.Env's instance field
 
     def __init__(self, render_mode: str | None = None, **kwargs: Any) -> None:
         self.config = EnvConfig(**kwargs)
         self.render_mode = render_mode
         cfg = self.config
-        self.observation_space = observation_space(
+        self._observation_fields = observation_space(
             cfg.screen_width, cfg.screen_height, with_a11y=cfg.a11y_tree
         )
-        self.action_space = action_space()
+        self.observation_space = self._observation_fields
+        self.action_space = action_space(cfg.limits)
         self._desktop: Desktop | None = None
         self._task: Task | None = None
         self._context: TaskContext | None = None
@@ -140,7 +157,7 @@ class OSWorldMCPEnv(gym.Env[dict[str, Any], str]):
         self._last_pixels: np.ndarray | None = None
         self._frame_layouts: dict[int, str] = {}
         self._frame_id = 0
-        self._tools: ToolCatalogue | None = None
+        self._tools: ToolCatalog | None = None
         self._shown_tools: frozenset[str] = frozenset()
 
     # --- Gymnasium API --------------------------------------------------------
@@ -166,24 +183,25 @@ class OSWorldMCPEnv(gym.Env[dict[str, Any], str]):
             raise TaskError("No task: pass reset(options={'task': ...}) or gym.make(..., task=...).")
         task = load_task(source)
         self._task = None  # a reset that raises leaves no episode to step in
-        recovered: dict[str, str] = {}
+        recovered = ""
         try:
             timings = self._start_episode(task, replace_desktop=False)
         except DesktopError as exc:
-            recovered = {"desktop_replaced": f"{type(exc).__name__}: {exc}"}
+            recovered = f"{type(exc).__name__}: {exc}"
             timings = self._start_episode(task, replace_desktop=True)
         self._task = task
         self._steps, self._done = 0, False
         self._frame_layouts.clear()
         self._frame_id = 0
-        obs, obs_info = self._observe(tool_result="")
+        obs, info = self._observe(tool_result="")
         timings["reset_ms"] = (time.perf_counter() - started) * 1000
-        info = {"task_id": task.id, "step": 0, **recovered, **obs_info, "timings": timings}
-        if not self.config.record_timings:
-            info.pop("timings")
-        return obs, info
+        info["task_id"] = task.id
+        if recovered:
+            info["desktop_replaced"] = recovered
+        info["timings"] = timings
+        return obs, self._reported(info)
 
-    def step(self, action: str | dict[str, Any]) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
+    def step(self, action: Call) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
         """Executes one call (GUI or tool); agent mistakes and desktop faults come back as values.
 
         Returns within ``step_timeout_s`` (plus the host's own bookkeeping): a step
@@ -195,18 +213,17 @@ class OSWorldMCPEnv(gym.Env[dict[str, Any], str]):
         with deadline(self.config.step_timeout_s):
             return self._step(action, time.perf_counter())
 
-    def _step(
-        self, action: str | dict[str, Any], started: float
-    ) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
+    def _step(self, action: Call, started: float) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
         if self._done:
-            error = ActionError(ErrorCode.EPISODE_OVER, "The episode has ended; call reset().")
-            obs, obs_info = self._observe(tool_result=error.render())
-            return obs, 0.0, True, False, {"step": self._steps, "error": error.to_dict(), **obs_info}
+            over = ActionError(ErrorCode.EPISODE_OVER, "The episode has ended; call reset().")
+            obs, over_info = self._observe(tool_result=over.render())
+            over_info["error"] = over.to_dict()
+            return obs, 0.0, True, False, self._reported(over_info)
         self._steps += 1
         parsed = parse_action(
             action, (self.config.screen_width, self.config.screen_height), self.config.limits
         )
-        info: dict[str, Any] = {"step": self._steps}
+        info: StepInfo = {}
         terminated = False
         tool_result = ""
         if isinstance(parsed, ActionError):
@@ -234,13 +251,21 @@ class OSWorldMCPEnv(gym.Env[dict[str, Any], str]):
         info.update(obs_info)
         info["timings"] = {
             **action_timings,
-            **obs_info["timings"],
+            **obs_info.get("timings", {}),
             "action_ms": action_ms,
             "step_ms": (time.perf_counter() - started) * 1000,
         }
-        if not self.config.record_timings:
-            info.pop("timings", None)
-        return obs, reward, terminated, truncated, info
+        return obs, reward, terminated, truncated, self._reported(info)
+
+    def limit_steps(self, max_steps: int) -> None:
+        """Lowers ``max_steps`` to ``max_steps`` (a larger value changes nothing).
+
+        ``gym.make(..., max_episode_steps=n)`` lands here (:class:`TimeLimitAsMaxSteps`),
+        so that the env's own truncation, which runs the evaluator, comes first.
+        """
+        if max_steps < 1:
+            raise ValueError(f"max_steps must be >= 1, got {max_steps}.")
+        self.config = replace(self.config, max_steps=min(self.config.max_steps, max_steps))
 
     def render(self) -> np.ndarray | None:
         """The last screenshot (``rgb_array``)."""
@@ -255,6 +280,16 @@ class OSWorldMCPEnv(gym.Env[dict[str, Any], str]):
         self._work_dir.cleanup()
 
     # --- internals ------------------------------------------------------------
+    def _reported(self, info: StepInfo) -> dict[str, Any]:
+        """``info`` as Gymnasium types it; without timings when they are off."""
+        if not self.config.record_timings:
+            info.pop("timings", None)
+        return dict(info)
+
+    def _latency(self, milliseconds: float) -> float | None:
+        """A call's wall-clock time for its record, None when timings are off."""
+        return milliseconds if self.config.record_timings else None
+
     @property
     def desktop(self) -> Desktop:
         """The running desktop (started by the first ``reset``)."""
@@ -311,14 +346,14 @@ class OSWorldMCPEnv(gym.Env[dict[str, Any], str]):
         if self._tools is not None and not self._tools.serves(socket, self._desktop):
             self._close_tools()
         if socket is not None and self._tools is None:
-            self._tools = ToolCatalogue(socket, self._desktop)
+            self._tools = ToolCatalog(socket, self._desktop)
 
     def _close_tools(self) -> None:
         if self._tools is not None:
             self._tools.close()
             self._tools = None
 
-    def _run_gui(self, action: GuiAction, info: dict[str, Any]) -> tuple[ActionError | None, bool]:
+    def _run_gui(self, action: GuiAction, info: StepInfo) -> tuple[ActionError | None, bool]:
         if action.ends_episode:
             return None, True
         if action.action == "wait":
@@ -353,7 +388,7 @@ class OSWorldMCPEnv(gym.Env[dict[str, Any], str]):
             )
         return None
 
-    def _run_tool(self, call: ToolCall, info: dict[str, Any]) -> tuple[ActionError | None, str]:
+    def _run_tool(self, call: ToolCall, info: StepInfo) -> tuple[ActionError | None, str]:
         if call.name == BASH and self.config.enable_bash:
             return self._run_bash(call, info)
         if self._tools is None:
@@ -366,16 +401,17 @@ class OSWorldMCPEnv(gym.Env[dict[str, Any], str]):
         if time_left <= 0:
             return ActionError(ErrorCode.TIMEOUT, "No time was left for the tool call; nothing was sent."), ""
         result = self._tools.call(call.name, dict(call.arguments), timeout_s=time_left)
-        info["tool_call"] = {
-            "name": call.name,
-            "arguments": dict(call.arguments),
-            "exec_ok": result.exec_ok,
-            "effect": result.effect,
-            "read_only": self._tools.is_read_only(call.name),
-            "in_catalogue": call.name in self._shown_tools,
-            "dispatched": result.dispatched,
-            "latency_ms": result.latency_ms,
-        }
+        info["tool_call"] = ToolCallRecord(
+            name=call.name,
+            arguments=dict(call.arguments),
+            exec_ok=result.exec_ok,
+            effect=result.effect,
+            read_only=self._tools.is_read_only(call.name),
+            in_catalog=call.name in self._shown_tools,
+            dispatched=result.dispatched,
+            returncode=None,
+            latency_ms=self._latency(result.latency_ms),
+        )
         if result.error_code is not None:
             message = result.text.removeprefix(f"Error [{result.error_code}]: ")
             return ActionError(str(result.error_code), message, {"name": call.name}), ""
@@ -388,7 +424,7 @@ class OSWorldMCPEnv(gym.Env[dict[str, Any], str]):
             info["settle_error"] = desktop_fault(exc).to_dict()
         return None, result.text
 
-    def _run_bash(self, call: ToolCall, info: dict[str, Any]) -> tuple[ActionError | None, str]:
+    def _run_bash(self, call: ToolCall, info: StepInfo) -> tuple[ActionError | None, str]:
         command = call.arguments.get("command")
         timeout = call.arguments.get("timeout", 30)
         if not isinstance(command, str) or not command.strip():
@@ -404,22 +440,26 @@ class OSWorldMCPEnv(gym.Env[dict[str, Any], str]):
             return desktop_fault(exc), ""
         text = result.output + (f"\n[stderr]\n{result.error}" if result.error else "")
         text = truncate(text, self.config.bash_output_chars)
-        timed_out = result.returncode == -1 and result.status == "error"
-        info["tool_call"] = {
-            "name": BASH,
-            "arguments": dict(call.arguments),
-            "exec_ok": result.status == "success",
-            "returncode": result.returncode,
-            "latency_ms": (time.perf_counter() - started) * 1000,
-        }
-        if timed_out:
+        # A command is no listed tool and its effect is unknown (see ToolCallRecord).
+        info["tool_call"] = ToolCallRecord(
+            name=BASH,
+            arguments=dict(call.arguments),
+            exec_ok=result.status == "success",
+            effect=None,
+            read_only=None,
+            in_catalog=False,
+            dispatched=True,
+            returncode=result.returncode,
+            latency_ms=self._latency((time.perf_counter() - started) * 1000),
+        )
+        if result.timed_out:
             return ActionError(
                 ErrorCode.TIMEOUT,
                 f"The command ran past its {timeout:g} s timeout or the step's deadline and was killed.",
             ), text
         return None, f"[exit code {result.returncode}]\n{text}"
 
-    def _score(self, parsed: Any, info: dict[str, Any]) -> float:
+    def _score(self, parsed: Any, info: StepInfo) -> float:
         declared_infeasible = (
             isinstance(parsed, GuiAction)
             and parsed.action == "terminate"
@@ -432,43 +472,45 @@ class OSWorldMCPEnv(gym.Env[dict[str, Any], str]):
             )
         except (EvaluationError, DesktopError, TaskError) as exc:
             # Not a score: reports keep evaluator failures apart from a 0.
-            info["eval_error"] = {"type": type(exc).__name__, "message": str(exc)}
+            info["eval_error"] = EvalErrorReport(type=type(exc).__name__, message=str(exc))
             return 0.0
-        info["evaluation"] = {
-            "score": evaluation.score,
-            "checks": [
-                {"func": c.func, "score": c.score, "result_missing": c.result_missing, "reason": c.reason}
+        info["evaluation"] = EvaluationReport(
+            score=evaluation.score,
+            checks=[
+                CheckReport(func=c.func, score=c.score, result_missing=c.result_missing, reason=c.reason)
                 for c in evaluation.checks
             ],
-            "infeasible": evaluation.infeasible,
-        }
+            infeasible=evaluation.infeasible,
+        )
         if isinstance(parsed, GuiAction) and parsed.action == "terminate":
             info["claimed_success"] = parsed.arguments.get("status") == "success"
         return float(evaluation.score)
 
-    def _observe(self, *, tool_result: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    def _observe(self, *, tool_result: str) -> tuple[dict[str, Any], StepInfo]:
+        """The observation, every text cut to its space's bound, and its part of ``info``."""
         started = time.perf_counter()
-        info: dict[str, Any] = {}
+        info: StepInfo = {"step": self._steps}
         try:
-            frame = self.desktop.screenshot(with_layout=self.config.stale_guard)
-            active = frame.active_window
+            capture = self.desktop.screenshot(with_layout=self.config.stale_guard)
+            active = capture.active_window
         except DesktopError as exc:
             # A hung desktop must not hang or crash step(): show the last frame and say so.
-            frame, active = None, None
-            info["observation_error"] = {"code": "desktop_unresponsive", "message": str(exc)}
-        if frame is not None:
-            self._last_pixels = frame.pixels
-            # Episode-local frame ids: deterministic for a seed and an action sequence.
+            capture, active = None, None
+            info["observation_error"] = FaultReport(code="desktop_unresponsive", message=str(exc))
+        if capture is not None:
+            self._last_pixels = capture.pixels
+            # Episode-local frame ids, the only ones agents see and cite: deterministic
+            # for a seed and an action sequence.
             self._frame_id += 1
-            if frame.layout_hash:
-                self._frame_layouts[self._frame_id] = frame.layout_hash
+            if capture.layout_hash:
+                self._frame_layouts[self._frame_id] = capture.layout_hash
                 for old in [k for k in self._frame_layouts if k < self._frame_id - 16]:
                     del self._frame_layouts[old]
         elif self._last_pixels is None:
             self._last_pixels = np.zeros((self.config.screen_height, self.config.screen_width, 3), np.uint8)
         obs: dict[str, Any] = {
             "screenshot": self._last_pixels,
-            "tool_result": truncate(tool_result, TOOL_RESULT_MAX_CHARS),
+            "tool_result": tool_result,
             "active_app": app_from_wm_class(active.wm_class) if active else "",
             "instruction": self._task.instruction if self._task else "",
         }
@@ -477,41 +519,43 @@ class OSWorldMCPEnv(gym.Env[dict[str, Any], str]):
                 obs["a11y_tree"] = self.desktop.accessibility_tree()
             except DesktopError as exc:
                 obs["a11y_tree"] = f"Error [a11y_unavailable]: {exc}"
+        fit_text_fields(obs, self._observation_fields)
         app = obs["active_app"]
-        tools: list[dict[str, Any]] = []
+        tools: list[ToolSchema] = []
         if self._tools is not None:
             try:
                 tools = self._tools.for_app(app)
             except DesktopError as exc:
-                info["tools_error"] = {"code": "tools_unavailable", "message": str(exc)}
+                info["tools_error"] = FaultReport(code="tools_unavailable", message=str(exc))
         self._shown_tools = frozenset(t["name"] for t in tools)
-        info |= {
-            "tools": tools,
-            "frame_id": self._frame_id,
-            "active_window": active.title if active else "",
-            "timings": {"observe_ms": (time.perf_counter() - started) * 1000},
-        }
+        info["tools"] = tools
+        info["frame_id"] = self._frame_id
+        info["active_window"] = active.title if active else ""
+        info["timings"] = {"observe_ms": (time.perf_counter() - started) * 1000}
         return obs, info
 
 
 def desktop_fault(exc: DesktopError) -> ActionError:
-    """The one place a desktop failure becomes an error code.
+    """The one place a desktop failure becomes an error code, by the failure's type.
 
-    ``timeout`` only when time ran out (no answer in time, or the guest stopped at
-    the deadline); a refused, reset or missing connection and any other failure
-    is ``desktop_error``. The guest's 409 and 400 on ``/gui`` are the agent's: a
-    stale frame and input it cannot produce (an unknown key name).
+    ``timeout`` only when time ran out (:class:`GuestTimeout`: no answer in time,
+    or the guest stopped at the deadline); the guest's refusals of a GUI action
+    are the agent's (:class:`StaleFrameError`: a stale frame, :class:`InputRejected`:
+    input it cannot produce, such as an unknown key name); a refused, reset or
+    missing connection and any other failure is ``desktop_error``.
     """
     if isinstance(exc, GuestTimeout):
-        progress = {k: exc.fields[k] for k in ("input_events_emitted", "typed") if k in exc.fields}
+        progress: dict[str, Any] = {
+            k: exc.fields[k] for k in ("input_events_emitted", "typed") if k in exc.fields
+        }
         return ActionError(ErrorCode.TIMEOUT, f"The desktop did not finish in time: {exc.detail}", progress)
-    if isinstance(exc, GuestRequestError) and exc.status == 409:
+    if isinstance(exc, StaleFrameError):
         return ActionError(
             ErrorCode.STALE_GUI_FRAME,
             "The window layout changed since the cited frame; no input was sent. Look at the new screenshot.",
             {"input_events_emitted": False},
         )
-    if isinstance(exc, GuestRequestError) and exc.status == 400:
+    if isinstance(exc, InputRejected):
         return ActionError(ErrorCode.INVALID_ARGUMENTS, exc.detail, {"input_events_emitted": False})
     return ActionError(ErrorCode.DESKTOP_ERROR, str(exc))
 

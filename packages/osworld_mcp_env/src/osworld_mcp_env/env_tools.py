@@ -1,6 +1,6 @@
-"""The env's side of the MCP route: one client per desktop and the catalogue for the focused app.
+"""The env's side of the MCP route: one client per desktop and the catalog for the focused app.
 
-The catalogue shown with each observation follows the focused window: its
+The catalog shown with each observation follows the focused window: its
 ``WM_CLASS`` goes through :mod:`osworld_mcp_env.apps` to an app and its
 namespaces; an app without tools gets an explicit empty list, never every tool.
 
@@ -20,6 +20,7 @@ from osworld_mcp_env.apps import app_namespaces
 from osworld_mcp_env.backends.base import Desktop
 from osworld_mcp_env.deadline import budget
 from osworld_mcp_env.errors import DesktopError
+from osworld_mcp_env.info import ToolSchema
 from osworld_mcp_env.mcp_client import MCPToolClient, ToolCallResult
 from osworld_mcp_env.mcp_servers.catalog import NAMESPACES
 
@@ -27,7 +28,7 @@ SOCKET_WAIT_S = 20.0
 LIST_TIMEOUT_S = 10.0
 
 
-class ToolCatalogue:
+class ToolCatalog:
     """The MCP client of one running desktop plus the per-app tool lists it shows.
 
     Args:
@@ -39,7 +40,7 @@ class ToolCatalogue:
         self.socket_path = socket_path
         self._generation = desktop.generation
         self._client = MCPToolClient(socket_path)
-        self._schemas: dict[str, list[dict[str, Any]]] = {}
+        self._schemas: dict[str, list[ToolSchema]] = {}
         self._read_only: dict[str, bool] = {}
 
     def serves(self, socket_path: str | None, desktop: Desktop) -> bool:
@@ -55,25 +56,25 @@ class ToolCatalogue:
                 raise DesktopError(f"The MCP tool host did not open {self.socket_path} in {wait:g} s.")
             time.sleep(0.02)
 
-    def namespace_tools(self, namespace: str) -> list[dict[str, Any]]:
+    def namespace_tools(self, namespace: str) -> list[ToolSchema]:
         """The tool schemas of one namespace as the model sees them."""
         if namespace not in self._schemas:
             self._wait_for_socket()
             tools = self._client.list_tools(namespace, timeout_s=budget(LIST_TIMEOUT_S))
             self._schemas[namespace] = [
-                {
-                    "name": tool.name,
-                    "description": tool.description or "",
-                    "parameters": tool.input_schema,
-                    "read_only": bool(tool.annotations and tool.annotations.read_only_hint),
-                }
+                ToolSchema(
+                    name=tool.name,
+                    description=tool.description or "",
+                    parameters=tool.input_schema,
+                    read_only=bool(tool.annotations and tool.annotations.read_only_hint),
+                )
                 for tool in tools.values()
             ]
             for schema in self._schemas[namespace]:
                 self._read_only[schema["name"]] = schema["read_only"]
         return self._schemas[namespace]
 
-    def for_app(self, app: str) -> list[dict[str, Any]]:
+    def for_app(self, app: str) -> list[ToolSchema]:
         """Every tool of the focused app's served namespaces; ``[]`` for an app without tools."""
         served = [ns for ns in app_namespaces(app) if ns in NAMESPACES]
         return [tool for ns in served for tool in self.namespace_tools(ns)]

@@ -18,6 +18,7 @@ from typing import Any
 import gymnasium as gym
 
 from osworld_mcp_env.errors import SetupStepError
+from osworld_mcp_env.info import step_info
 from osworld_mcp_env.tasks.bundled import BUNDLED_TASK_IDS, bundled_solution
 from osworld_mcp_env.tasks.loader import load_task
 from osworld_mcp_env.tasks.templates import DONE, TEMPLATES, instance_id, instantiate
@@ -107,13 +108,14 @@ def run_episode(env: gym.Env, task: Any, actions: Iterable[dict[str, Any]]) -> t
     except SetupStepError as exc:
         return 0.0, f"setup failed: {str(exc)[:200]}"
     for action in actions:
-        _obs, reward, terminated, truncated, info = env.step(action)
-        if "error" in info:
-            return float(
-                reward
-            ), f"step error {info['error'].get('code')}: {info['error'].get('message', '')[:120]}"
+        _obs, reward, terminated, truncated, raw_info = env.step(action)
+        info = step_info(raw_info)
+        error = info.get("error")
+        if error is not None:
+            return float(reward), f"step error {error.get('code')}: {error.get('message', '')[:120]}"
         if terminated or truncated:
-            problem = info.get("eval_error", {}).get("message", "")
+            eval_error = info.get("eval_error")
+            problem = eval_error["message"] if eval_error is not None else ""
             return float(reward), f"eval error: {problem[:160]}" if problem else ""
     return 0.0, "the actions did not end the episode"
 
