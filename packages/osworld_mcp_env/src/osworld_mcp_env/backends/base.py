@@ -4,7 +4,7 @@ Task setup steps, evaluator getters and the env speak only to this protocol, so
 the same task runs on the embedded sandboxed desktop (``local``) and on a QEMU VM
 (``libvirt``). Its methods mirror the OSWorld guest HTTP API (``/execute``,
 ``/setup/launch``, ``/file``, ...) plus what the hybrid env needs beyond it
-(raw frames with ids, GUI input, the MCP bridge).
+(raw screen captures, GUI input, the MCP bridge).
 """
 
 from __future__ import annotations
@@ -44,22 +44,26 @@ class ExecResult:
 
 
 @dataclass(frozen=True)
-class Frame:
-    """One screen capture.
+class ScreenCapture:
+    """One capture of the desktop's screen, as a backend returns it.
+
+    Not the agent's frame (``hybrid_agent.trajectory.Frame``) and without an id:
+    the id an agent cites is the env's episode-local ``info["frame_id"]``.
 
     Attributes:
         pixels: uint8 array of shape (H, W, 3), RGB.
-        frame_id: Monotonic id of this capture within the desktop's life; GUI
-            actions may cite it so stale coordinates can be refused.
         layout_hash: Hash of the window layout (ids, geometry, stacking, focus)
             at capture time; equal hashes mean coordinates still point at the same windows.
         active_window: The focused window at capture time, when the backend reports it.
     """
 
     pixels: np.ndarray
-    frame_id: int
     layout_hash: str = ""
     active_window: WindowInfo | None = None
+
+
+# The old name, kept only while ``backends/__init__.py`` re-exports it; remove with that import.
+Frame = ScreenCapture
 
 
 @dataclass(frozen=True)
@@ -112,7 +116,7 @@ class Desktop(Protocol):
         """Returns the bytes of ``path`` inside the desktop, or None when it does not exist."""
         ...
 
-    def screenshot(self, *, with_layout: bool = False) -> Frame:
+    def screenshot(self, *, with_layout: bool = False) -> ScreenCapture:
         """Captures the screen as a raw RGB array (no PNG encoding), with the focused window.
 
         ``with_layout`` adds the window-layout hash that the stale-frame guard needs.
@@ -136,7 +140,7 @@ class Desktop(Protocol):
     ) -> GuiResult:
         """Executes one validated ``computer_use`` action (pixel coordinates), then waits for the screen.
 
-        With ``expected_layout`` (a :attr:`Frame.layout_hash`), the action is refused
+        With ``expected_layout`` (a :attr:`ScreenCapture.layout_hash`), the action is refused
         before any input when the window layout changed since that frame.
         ``timeout`` bounds the whole action; a hung app raises ``GuestRequestError``.
         """

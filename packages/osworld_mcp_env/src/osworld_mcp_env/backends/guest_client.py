@@ -28,7 +28,7 @@ from urllib.parse import quote
 
 import numpy as np
 
-from osworld_mcp_env.backends.base import ExecResult, Frame, GuiResult, WindowInfo
+from osworld_mcp_env.backends.base import ExecResult, GuiResult, ScreenCapture, WindowInfo
 from osworld_mcp_env.deadline import budget as deadline_budget
 from osworld_mcp_env.errors import (
     GuestRequestError,
@@ -52,8 +52,12 @@ class _UnixHTTPConnection(http.client.HTTPConnection):
 
     def connect(self) -> None:
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        sock.settimeout(self.timeout)
-        sock.connect(self._path)
+        try:
+            sock.settimeout(self.timeout)
+            sock.connect(self._path)
+        except BaseException:
+            sock.close()  # a guest not yet listening must not leak a socket per attempt
+            raise
         self.sock = sock
 
 
@@ -244,7 +248,7 @@ class GuestClient:
             raise _status_error("/file", status, data)
         return data
 
-    def screenshot(self, *, with_layout: bool = False, timeout: float | None = None) -> Frame:
+    def screenshot(self, *, with_layout: bool = False, timeout: float | None = None) -> ScreenCapture:
         """``GET /frame``: raw BGRA converted to an RGB array (with the layout hash if asked)."""
         path = "/frame?layout=1" if with_layout else "/frame"
         status, headers, data = self.request("GET", path, timeout=timeout)
@@ -252,9 +256,8 @@ class GuestClient:
             raise _status_error("/frame", status, data)
         with _reading("/frame"):
             width, height = int(headers["x-width"]), int(headers["x-height"])
-            return Frame(
+            return ScreenCapture(
                 pixels=bgra_to_rgb(data, width, height),
-                frame_id=int(headers["x-frame-id"]),
                 layout_hash=headers.get("x-layout-hash", ""),
                 active_window=_window(headers.get("x-active-window")),
             )

@@ -44,7 +44,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from osworld_mcp_env.backends.base import ExecResult, Frame, GuiResult, WindowInfo
+from osworld_mcp_env.backends.base import ExecResult, GuiResult, ScreenCapture, WindowInfo
 from osworld_mcp_env.backends.cgroups import CgroupLimits, DesktopCgroup, sweep_stale_groups
 from osworld_mcp_env.backends.framebuffer import XvfbFramebuffer, open_framebuffer
 from osworld_mcp_env.backends.guest_client import GuestClient
@@ -190,7 +190,6 @@ class LocalDesktop:
         self.fb_dir = _frame_dir(root, self.instance_dir.name)
         self._framebuffer: XvfbFramebuffer | None = None
         self._framebuffer_generation = -1
-        self._frame_id = 0
         self._finalizer = weakref.finalize(
             self,
             _cleanup,
@@ -452,7 +451,7 @@ class LocalDesktop:
         """Reads a file inside the desktop, as the desktop user, up to ``max_file_mb`` (through the guest)."""
         return self.client.read_file(path)
 
-    def screenshot(self, *, with_layout: bool = False) -> Frame:
+    def screenshot(self, *, with_layout: bool = False) -> ScreenCapture:
         """An RGB frame read from Xvfb's screen file, with the focused window (and layout hash).
 
         Falls back to the guest's ``/frame`` while the screen file cannot be read.
@@ -462,12 +461,11 @@ class LocalDesktop:
         if pixels is None:
             self._drop_framebuffer()
             return self.client.screenshot(with_layout=with_layout)
-        self._frame_id += 1
         if with_layout:
             active, layout_hash = self.client.focus_and_layout()
         else:
             active, layout_hash = self.client.active_window(), ""
-        return Frame(pixels=pixels, frame_id=self._frame_id, layout_hash=layout_hash, active_window=active)
+        return ScreenCapture(pixels=pixels, layout_hash=layout_hash, active_window=active)
 
     def _open_framebuffer(self) -> XvfbFramebuffer | None:
         if self._framebuffer is not None and self._framebuffer_generation == self.generation:
