@@ -1,18 +1,19 @@
 """The training loop: rollouts -> advantages -> several clipped-surrogate updates; exact checkpoints.
 
-One training step rolls out ``tasks_per_step`` groups, scores them, rebuilds every
-kept sample's prompt from the episode record (and checks it against the ids the
-policy saw), then runs ``updates_per_batch`` AdamW updates on the whole batch.
-The backend is plain torch, or DeepSpeed (ZeRO stage and bf16 from the config;
-gloo on CPU). A checkpoint holds model, optimizer, scheduler, every RNG stream and
-the step counter, written atomically, so a run killed at any moment resumes from
-its last checkpoint and reproduces the following steps exactly.
+One training step rolls out ``tasks_per_step`` groups on every rank, scores them,
+rebuilds every kept sample's prompt from the episode record (and checks it against
+the ids the policy saw), then runs ``updates_per_batch`` updates on the whole batch,
+each over micro-batches of ``engine.micro_batch_size`` samples. What differs between
+plain torch and DeepSpeed ZeRO (gathering weights for generation, backward, step,
+checkpoint files) is a :class:`~grpo_trainer.backend.Backend`; the loop is this one.
+A checkpoint holds model, optimizer, scheduler, every RNG stream and the step
+counter, and its ``latest`` pointer moves last, so a run killed at any moment
+resumes from its last checkpoint and reproduces the following steps exactly.
 """
 
 from __future__ import annotations
 
 import json
-import math
 import os
 import random
 import time
@@ -27,6 +28,7 @@ from hybrid_agent.coords import CoordinateConfig, CoordinatePolicy
 from hybrid_agent.runner import RunConfig
 
 from grpo_trainer.advantage import GroupAdvantages, group_advantages
+from grpo_trainer.backend import Backend, cosine_factor, make_backend
 from grpo_trainer.config import GRPOConfig
 from grpo_trainer.episode import Episode
 from grpo_trainer.errors import CheckpointError, GRPOError
@@ -34,17 +36,11 @@ from grpo_trainer.loss import policy_loss
 from grpo_trainer.policy import TrainablePolicy
 from grpo_trainer.rollout import RolloutConfig, collect_group, rebuild_messages
 
+__all__ = ["ReplayMismatch", "Trainer", "cosine_factor", "rollout_config"]
+
 
 class ReplayMismatch(GRPOError):
     """The rebuilt prompt differs from the one the policy saw at rollout time."""
-
-
-def cosine_factor(update: int, total: int, warmup: int = 0) -> float:
-    """LR multiplier: linear warm-up, then cosine from 1 to 0 over the remaining updates."""
-    if update < warmup:
-        return (update + 1) / warmup
-    progress = min(1.0, (update - warmup) / max(1, total - warmup))
-    return 0.5 * (1.0 + math.cos(math.pi * progress))
 
 
 def rollout_config(config: GRPOConfig) -> RolloutConfig:
@@ -59,7 +55,7 @@ def rollout_config(config: GRPOConfig) -> RolloutConfig:
 
 
 class Trainer:
-    """GRPO over a group vector env with one trainable policy."""
+    """GRPO over a group vector env with one trainable policy, on a torch or DeepSpeed backend."""
 
     def __init__(
         self,
@@ -69,13 +65,13 @@ class Trainer:
         run_dir: str | Path,
         reset_options: Callable[[int, int], dict[str, Any]] | None = None,
     ) -> None:
-        """Sets up optimizer, schedule and RNGs; resumes from ``run_dir`` when it has a checkpoint.
+        """Sets up the backend (optimizer, schedule) and RNGs; resumes from ``run_dir``'s checkpoint.
 
         Args:
             config: The run configuration.
             policy: The policy to train (its ``module`` holds the parameters).
-            venv: A group env of ``config.rollout.group_size`` members.
-            run_dir: Where checkpoints and ``metrics.jsonl`` go.
+            venv: A group env of ``config.rollout.group_size`` members (one per rank).
+            run_dir: Where checkpoints and ``metrics.jsonl`` go (shared by the ranks).
             reset_options: ``(step, group) -> options`` added to each group's reset (labels, faults).
         """
         self.config = config
@@ -87,46 +83,39 @@ class Trainer:
         self.step = 0
         self.updates = 0
         _seed_everything(config.engine.seed)
-        self.generator = torch.Generator().manual_seed(config.engine.seed)
-        optim = config.optim
-        params = [p for p in policy.module.parameters() if p.requires_grad]
-        self.optimizer = torch.optim.AdamW(
-            params, lr=optim.lr, betas=optim.betas, weight_decay=optim.weight_decay
-        )
-        total = optim.total_steps * optim.updates_per_batch
-        schedule = (
-            (lambda u: cosine_factor(u, total, optim.warmup_steps))
-            if optim.schedule == "cosine"
-            else (lambda u: 1.0)
-        )
-        self.scheduler = torch.optim.lr_scheduler.LambdaLR(self.optimizer, schedule)
+        self.backend: Backend = make_backend(config, policy.module)
+        # Each rank samples its own groups with its own stream; rank 0's is the one-process stream.
+        self.generator = torch.Generator().manual_seed(config.engine.seed + self.backend.rank)
         self.run_dir.mkdir(parents=True, exist_ok=True)
         self._resume()
 
     # --- one step ------------------------------------------------------------------------
     def rollout(self) -> list[list[Episode]]:
-        """The groups of this step: task and seed follow from the step counter alone."""
+        """This rank's groups of this step: task and seed follow from step and rank alone."""
         n = self.config.rollout.tasks_per_step
+        first = (self.step * self.backend.world_size + self.backend.rank) * n
         groups = []
-        for j in range(n):
-            index = self.step * n + j
-            task = self.config.tasks[index % len(self.config.tasks)]
-            groups.append(
-                collect_group(
-                    self.venv,
-                    self.policy,
-                    task,
-                    seed=self.config.engine.seed + index,
-                    group=index,
-                    config=self.rollout_config,
-                    generator=self.generator,
-                    policy_version=self.updates,
-                    reset_options=self.reset_options(self.step, j),
+        with self.backend.generation():
+            for j in range(n):
+                index = first + j
+                task = self.config.tasks[index % len(self.config.tasks)]
+                groups.append(
+                    collect_group(
+                        self.venv,
+                        self.policy,
+                        task,
+                        seed=self.config.engine.seed + index,
+                        group=index,
+                        config=self.rollout_config,
+                        generator=self.generator,
+                        policy_version=self.updates,
+                        reset_options=self.reset_options(self.step, j),
+                    )
                 )
-            )
         return groups
 
     def _batch(self, scored: list[GroupAdvantages]) -> dict[str, Any] | None:
+        """The kept samples as lists (prompt ids, response ids, old log-probs, advantage)."""
         prompts, responses, old, advantages = [], [], [], []
         for group in scored:
             if not group.kept:
@@ -143,49 +132,80 @@ class Trainer:
                     prompts.append(ids)
                     responses.append(sample.response_ids)
                     old.append(sample.old_logprobs)
-                    advantages.append(advantage)
+                    advantages.append(float(advantage))
         if not prompts:
             return None
-        length = max(len(r) for r in responses)
-        mask = torch.tensor([[1.0] * len(r) + [0.0] * (length - len(r)) for r in responses])
-        return {
-            "prompts": prompts,
-            "responses": responses,
-            "old": torch.tensor([o + [0.0] * (length - len(o)) for o in old]),
-            "advantages": torch.tensor(advantages).unsqueeze(1).expand(-1, length),
-            "mask": mask,
-        }
+        return {"prompts": prompts, "responses": responses, "old": old, "advantages": advantages}
 
-    def _update(self, batch: dict[str, Any]) -> dict[str, float]:
-        optim = self.config.optim
-        autocast = self.config.engine.precision == "bf16"
-        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast):
-            logprobs = self.policy.logprobs(
-                batch["prompts"], batch["responses"], self.config.rollout.temperature
+    def _micro_batches(self, batch: dict[str, Any]) -> list[dict[str, Any]]:
+        """Slices of ``micro_batch_size`` samples as padded tensors (all of them when it is 0)."""
+        n = len(batch["prompts"])
+        size = self.config.engine.micro_batch_size or n
+        out = []
+        for lo in range(0, n, size):
+            responses = batch["responses"][lo : lo + size]
+            old = batch["old"][lo : lo + size]
+            length = max(len(r) for r in responses)
+            advantages = torch.tensor(batch["advantages"][lo : lo + size])
+            out.append(
+                {
+                    "prompts": batch["prompts"][lo : lo + size],
+                    "responses": responses,
+                    "old": torch.tensor([o + [0.0] * (length - len(o)) for o in old]),
+                    "advantages": advantages.unsqueeze(1).expand(-1, length),
+                    "mask": torch.tensor([[1.0] * len(r) + [0.0] * (length - len(r)) for r in responses]),
+                }
             )
-        loss, metrics = policy_loss(
-            logprobs.float(), batch["old"], batch["advantages"], batch["mask"], optim.clip_eps, optim.kl_beta
-        )
-        self.optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        params = [p for group in self.optimizer.param_groups for p in group["params"]]
-        grad_norm = torch.nn.utils.clip_grad_norm_(params, optim.grad_clip)
-        self.optimizer.step()
-        self.scheduler.step()
+        return out
+
+    def _update(self, micro: list[dict[str, Any]], rounds: int) -> dict[str, float]:
+        """One optimizer update over ``micro``: the token-mean loss of the whole batch.
+
+        Each micro-batch's loss is weighted by its share of the tokens. Past ``len(micro)``,
+        up to ``rounds`` passes of weight 0 follow, so every rank runs as many
+        forward/backward passes as the busiest one (ZeRO-3 gathers parameters
+        collectively in each).
+        """
+        optim = self.config.optim
+        tokens = sum(float(m["mask"].sum()) for m in micro)
+        totals: dict[str, float] = {"train/loss": 0.0}
+        for i in range(rounds):
+            real = i < len(micro)
+            mb = micro[min(i, len(micro) - 1)]
+            weight = float(mb["mask"].sum()) / tokens if real else 0.0
+            with self.backend.forward():
+                logprobs = self.policy.logprobs(
+                    mb["prompts"], mb["responses"], self.config.rollout.temperature
+                )
+            loss, metrics = policy_loss(
+                logprobs.float(), mb["old"], mb["advantages"], mb["mask"], optim.clip_eps, optim.kl_beta
+            )
+            self.backend.backward(loss * weight, last=i == rounds - 1)
+            if not real:
+                continue
+            totals["train/loss"] += float(loss.detach()) * weight
+            for key, value in metrics.items():
+                totals[key] = totals.get(key, 0.0) + (value if key == "train/tokens" else value * weight)
+        grad_norm = self.backend.step()
         self.updates += 1
-        return {**metrics, "train/loss": float(loss.detach()), "train/grad_norm": float(grad_norm)}
+        return {**totals, "train/grad_norm": grad_norm}
 
     def train_step(self) -> dict[str, Any]:
-        """One rollout batch and its updates; returns (and logs) the step's metrics."""
+        """One rollout batch and its updates; returns (and logs) this rank's metrics."""
         t0 = time.perf_counter()
         groups = self.rollout()
         t1 = time.perf_counter()
         scored = [group_advantages(g, self.config.reward, self.config.advantage) for g in groups]
         batch = self._batch(scored)
-        updates = []
-        if batch is not None:
-            updates = [self._update(batch) for _ in range(self.config.optim.updates_per_batch)]
+        micro = self._micro_batches(batch) if batch is not None else []
+        # Every rank must take the same updates: all of them train, or (one has nothing) none does.
+        train = self.backend.agree(int(bool(micro)), "min") == 1
+        rounds = self.backend.agree(len(micro), "max") if train else 0
         t2 = time.perf_counter()
+        updates = [
+            self._update(micro, rounds) for _ in range(self.config.optim.updates_per_batch if train else 0)
+        ]
+        t3 = time.perf_counter()
         metrics = _rollout_metrics(scored)
         if updates:
             metrics.update(updates[0])
@@ -194,12 +214,14 @@ class Trainer:
             {
                 "step": self.step,
                 "time/rollout_s": t1 - t0,
-                "time/update_s": t2 - t1,
-                "lr": self.scheduler.get_last_lr()[0],
+                "time/score_s": t2 - t1,
+                "time/update_s": t3 - t2,
+                "lr": self.backend.lr(),
             }
         )
         self.step += 1
-        with (self.run_dir / "metrics.jsonl").open("a") as log:
+        name = "metrics.jsonl" if self.backend.rank == 0 else f"metrics_rank{self.backend.rank}.jsonl"
+        with (self.run_dir / name).open("a") as log:
             log.write(json.dumps(metrics) + "\n")
         if self.step % self.config.engine.save_every == 0:
             self.save()
@@ -211,17 +233,13 @@ class Trainer:
 
     # --- checkpoints ---------------------------------------------------------------------
     def save(self) -> Path:
-        """Writes ``checkpoints/step_N.pt`` atomically and points ``latest`` at it."""
+        """Writes the backend's checkpoint of this step, then (rank 0) points ``latest`` at it."""
         folder = self.run_dir / "checkpoints"
         folder.mkdir(exist_ok=True)
-        path = folder / f"step_{self.step}.pt"
         state = {
             "config": self.config.to_dict(),
             "step": self.step,
             "updates": self.updates,
-            "model": self.policy.module.state_dict(),
-            "optimizer": self.optimizer.state_dict(),
-            "scheduler": self.scheduler.state_dict(),
             "rng": {
                 "generator": self.generator.get_state(),
                 "torch": torch.get_rng_state(),
@@ -229,27 +247,22 @@ class Trainer:
                 "python": random.getstate(),
             },
         }
-        tmp = path.with_suffix(".tmp")
-        torch.save(state, tmp)
-        os.replace(tmp, path)
-        latest = folder / "latest.tmp"
-        latest.write_text(path.name)
-        os.replace(latest, folder / "latest")
-        return path
+        name = self.backend.save(folder, self.step, state)
+        if self.backend.rank == 0:
+            latest = folder / "latest.tmp"
+            latest.write_text(name)
+            os.replace(latest, folder / "latest")
+        return folder / name
 
     def _resume(self) -> None:
-        pointer = self.run_dir / "checkpoints" / "latest"
+        folder = self.run_dir / "checkpoints"
+        pointer = folder / "latest"
         if not pointer.exists():
             return
-        path = pointer.parent / pointer.read_text().strip()
-        if not path.exists():
-            raise CheckpointError(f"{pointer} names {path.name}, which is missing.")
-        state = torch.load(path, weights_only=False)
+        name = pointer.read_text().strip()
+        state = self.backend.load(folder, name)
         if state["config"] != self.config.to_dict():
-            raise CheckpointError(f"{path} was written by another configuration; use a new run_dir.")
-        self.policy.module.load_state_dict(state["model"])
-        self.optimizer.load_state_dict(state["optimizer"])
-        self.scheduler.load_state_dict(state["scheduler"])
+            raise CheckpointError(f"{folder / name} was written by another configuration; use a new run_dir.")
         self.generator.set_state(state["rng"]["generator"])
         torch.set_rng_state(state["rng"]["torch"])
         np.random.set_state(state["rng"]["numpy"])

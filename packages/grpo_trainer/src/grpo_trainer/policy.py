@@ -29,11 +29,16 @@ class Sampled:
 class TrainablePolicy(Protocol):
     """A policy GRPO can train.
 
-    Attributes:
-        module: The ``torch.nn.Module`` whose parameters are trained.
+    The trainer hands :meth:`sample` and :meth:`logprobs` the very objects :meth:`encode`
+    returned, so a policy whose model needs more than ids (a VLM's pixels) may return a
+    ``list[int]`` subclass that carries it (:class:`grpo_trainer.hf_policy.VisionPrompt`);
+    replay compares them as plain lists.
     """
 
-    module: Any
+    @property
+    def module(self) -> Any:
+        """The ``torch.nn.Module`` whose parameters are trained (the backend wraps it)."""
+        ...
 
     def encode(self, messages: Sequence[Message]) -> list[int]:
         """The prompt token ids of a context (with the generation prompt)."""
