@@ -1,36 +1,58 @@
 """``grpo-train --config FILE`` and ``grpo-train --print-defaults``.
 
-Environment variables are read here only (``DS_ACCELERATOR`` etc. belong to DeepSpeed's
-launcher); everything else comes from the config file.
+One process per rank under DeepSpeed's launcher (``deepspeed --num_gpus N --module
+grpo_trainer.cli --config FILE``; see :mod:`grpo_trainer.backend_deepspeed` for
+nodes and CPU), or one plain process. Besides the launcher's rendezvous variables,
+which the DeepSpeed backend reads, the only environment input is ``LOCAL_RANK``
+here (which GPU an ``hf:`` checkpoint loads onto); everything else comes from the
+config file.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 
 from grpo_trainer.config import GRPOConfig, load_config, to_toml
 from grpo_trainer.errors import ConfigError
+from grpo_trainer.policy import TrainablePolicy
 
 
-def build_policy(config: GRPOConfig):
-    """The policy a config names: ``tiny`` (in-code test policy over the toy env's menu)."""
+def build_policy(config: GRPOConfig) -> TrainablePolicy:
+    """The policy a config names: ``tiny`` (in-code, over the toy env's menu) or ``hf:PATH``.
+
+    An ``hf:`` checkpoint loads in fp32 for the torch backend (bf16 comes from autocast)
+    and in bf16 under DeepSpeed bf16; on the rank's GPU when there is one.
+    """
     if config.policy == "tiny":
         from grpo_trainer.tiny import TinyPolicy
         from grpo_trainer.toy_menu import MENU
 
         return TinyPolicy(MENU, seed=config.engine.seed)
+    if config.policy.startswith("hf:") and len(config.policy) > 3:
+        import torch
+
+        from grpo_trainer.hf_policy import HFTrainablePolicy
+
+        engine = config.engine
+        bf16 = engine.backend == "deepspeed" and engine.precision == "bf16"
+        device = f"cuda:{os.environ.get('LOCAL_RANK', '0')}" if torch.cuda.is_available() else "cpu"
+        return HFTrainablePolicy.from_pretrained(
+            config.policy[3:], device=device, dtype="bfloat16" if bf16 else "float32"
+        )
     raise ConfigError(
-        f"policy {config.policy!r} is not trainable yet: only 'tiny' is wired (hf: checkpoints are next)."
+        f"policy {config.policy!r} is not trainable: use 'tiny' or 'hf:PATH' (a local checkpoint)."
     )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Runs training from a config file, resuming from its output_dir when a checkpoint is there."""
-    parser = argparse.ArgumentParser(prog="grpo-train", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="grpo-train", description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--config", help="TOML or YAML run config")
     parser.add_argument("--print-defaults", action="store_true", help="print every key with its default")
+    parser.add_argument("--local_rank", type=int, help=argparse.SUPPRESS)  # the launcher's; LOCAL_RANK wins
     args = parser.parse_args(argv)
     if args.print_defaults:
         sys.stdout.write(to_toml(GRPOConfig()))
@@ -38,8 +60,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args.config:
         parser.error("--config FILE is required (or --print-defaults)")
     config = load_config(args.config)
-    if config.engine.backend != "torch":
-        raise ConfigError("backend 'deepspeed' is not wired in this version; set [engine] backend = 'torch'.")
     import gymnasium as gym
 
     import grpo_trainer  # noqa: F401  (registers the toy env)
@@ -54,7 +74,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     trainer = Trainer(config, build_policy(config), venv, config.engine.output_dir)
     for metrics in trainer.train():
         print(
-            f"step {metrics['step']}: reward {metrics['rollout/reward']:.3f} "
+            f"rank {trainer.backend.rank} step {metrics['step']}: reward {metrics['rollout/reward']:.3f} "
             f"success {metrics['rollout/success']:.2f} adoption {metrics['rollout/adoption']:.2f} "
             f"loss {metrics.get('train/loss', float('nan')):.4f}",
             flush=True,
