@@ -36,7 +36,17 @@ fbdir=()
 "${no_caps[@]}" Xvfb "$DISPLAY" -screen 0 "$OSWORLD_SCREEN" -nolisten tcp -noreset "${fbdir[@]}" \
   2>"$log/xvfb.log" &
 wait_for_socket "/tmp/.X11-unix/X${DISPLAY#:}" 1000
-"${no_caps[@]}" openbox --sm-disable 2>"$log/openbox.log" &
+# Openbox's own default configuration, plus Ubuntu's Ctrl+Alt+T terminal shortcut,
+# which OSWorld's tasks press (terminal-hotkey.sh starts the terminal as the user).
+openbox_rc=/etc/xdg/openbox/rc.xml
+if [ -r "$openbox_rc" ] && grep -q '^<keyboard>' "$openbox_rc"; then
+  keys="$OSWORLD_CTL/openbox-keys.xml"
+  printf '  <keybind key="C-A-t"><action name="Execute"><command>/bin/sh %s</command></action></keybind>\n' \
+    "$(dirname "$0")/terminal-hotkey.sh" >"$keys"
+  sed "/^<keyboard>/r $keys" "$openbox_rc" >"$OSWORLD_CTL/openbox-rc.xml"
+  openbox_rc="$OSWORLD_CTL/openbox-rc.xml"
+fi
+"${no_caps[@]}" openbox --sm-disable --config-file "$openbox_rc" 2>"$log/openbox.log" &
 if [ "${OSWORLD_MCP:-0}" = 1 ]; then
   HOME=$user_home "$OSWORLD_PYTHON" -m osworld_mcp_env.mcp_servers.cli all --uds "$OSWORLD_CTL/mcp.sock" \
     --desktop-uid "${OSWORLD_DESKTOP_UID:-1000}" 2>"$log/mcp.log" &

@@ -74,6 +74,7 @@ def _internet_reason(task: Task) -> str:
 
 
 # What OSWorld's Ubuntu VM has and the embedded desktop lacks, found in a task's commands.
+# (Ubuntu's Ctrl+Alt+T terminal shortcut is not here: the desktop's openbox binds it, see guest/session.sh.)
 MISSING_ON_DESKTOP = (
     (re.compile(r"\bsudo\b"), "sudo (the desktop user has no root)"),
     (re.compile(r"\bpactl\b|\bpulseaudio\b"), "PulseAudio"),
@@ -81,7 +82,6 @@ MISSING_ON_DESKTOP = (
     (re.compile(r"\borg\.gnome\.shell\b"), "GNOME Shell settings"),
     (re.compile(r"\bgnome-terminal\b"), "gnome-terminal"),
     (re.compile(r"\bnautilus\b"), "Nautilus"),
-    (re.compile(r"hotkey\('ctrl', 'alt', 't'\)"), "a Ctrl+Alt+T terminal shortcut"),
 )
 
 
