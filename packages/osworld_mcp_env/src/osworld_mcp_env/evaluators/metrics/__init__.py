@@ -13,6 +13,7 @@ from osworld_mcp_env.evaluators.metrics import (
     table_objects,
     thunderbird,
     vlc,
+    writer_format,
 )
 
 __all__ = [
@@ -28,4 +29,5 @@ __all__ = [
     "table_objects",
     "thunderbird",
     "vlc",
+    "writer_format",
 ]
