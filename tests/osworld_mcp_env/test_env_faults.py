@@ -15,6 +15,7 @@ import signal
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 from osworld_mcp_env.errors import GuestTimeout
 from osworld_mcp_env.fuzz import DEADLINE_SLACK_S, run_fuzz
@@ -101,18 +102,22 @@ def test_a_stopped_x_server_keeps_the_step_deadline(fault_env):
     desktop = fault_env.unwrapped.desktop
     (xvfb,) = [pid for pid in desktop.processes() if _comm(pid) == "Xvfb"]
     os.kill(xvfb, signal.SIGSTOP)
+    shown = []
     try:
         for action in (CLICK, TYPE, {"name": "computer_use", "arguments": {"action": "wait", "time": 1}}):
-            elapsed, (_obs, reward, terminated, _tr, info) = timed_step(fault_env, action)
+            elapsed, (obs, reward, terminated, _tr, info) = timed_step(fault_env, action)
             assert elapsed <= STEP_TIMEOUT_S + DEADLINE_SLACK_S, (action, elapsed)
             assert info["observation_error"]["code"] == "desktop_unresponsive"
             assert reward == 0.0 and not terminated
+            shown.append(obs["screenshot"])
             if action is not CLICK:
                 continue
             # A real timeout, and reported as one: not a dead desktop.
             assert info["error"]["code"] == "timeout", info["error"]
     finally:
         os.kill(xvfb, signal.SIGCONT)
+    # The last frame is shown again, each time as a new array: a caller keeps every observation.
+    assert all(np.array_equal(shown[0], s) and not np.shares_memory(shown[0], s) for s in shown[1:])
     _obs, _r, _t, _tr, info = fault_env.step(WAIT_0)
     assert "error" not in info and "observation_error" not in info
 

@@ -508,6 +508,9 @@ class OSWorldMCPEnv(gym.Env[dict[str, Any], Call]):
                     del self._frame_layouts[old]
         elif self._last_pixels is None:
             self._last_pixels = np.zeros((self.config.screen_height, self.config.screen_width, 3), np.uint8)
+        else:
+            # The last frame again, as a new array: callers keep (and may modify) each observation.
+            self._last_pixels = self._last_pixels.copy()
         obs: dict[str, Any] = {
             "screenshot": self._last_pixels,
             "tool_result": tool_result,
