@@ -1,0 +1,164 @@
+"""Metrics one OSWorld task each uses outside the office modules: ``run_sqlite3``, ``compare_zip_files``, ...
+
+Same reading as OSWorld's functions (``general.py``, ``table.py``, ``vscode.py``):
+sqlite3, openpyxl, python-docx and rapidfuzz, with the same thresholds and the
+same quirks (``fuzzy_place_math`` wants exactly three words). Where OSWorld's
+function raises on the agent's file, the check scores 0 with the reason.
+"""
+
+from __future__ import annotations
+
+import difflib
+import io
+import re
+import sqlite3
+import unicodedata
+import zipfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import docx
+import openpyxl
+from docx.opc.exceptions import PackageNotFoundError
+from openpyxl.utils.exceptions import InvalidFileException
+from rapidfuzz import fuzz
+
+from osworld_mcp_env.errors import EvaluationError
+from osworld_mcp_env.evaluators.registry import ZeroScore, register_metric
+
+
+def _rule(rules: Any, key: str, metric: str) -> Any:
+    """The task's rule ``key``; a task without it is broken (OSWorld raises), not a zero."""
+    if not isinstance(rules, Mapping) or key not in rules:
+        raise EvaluationError(f"{metric}: the rules have no {key!r}, got {rules!r:.200}.")
+    return rules[key]
+
+
+@register_metric("run_sqlite3")
+def run_sqlite3(result: Any, expected: Any, **options: Any) -> float:
+    """The first column of the first row of ``rules["sql"]`` run on the agent's database (NULL: 0).
+
+    The database is opened read-only and with ``trusted_schema`` off, so the agent's
+    schema cannot run functions with side effects; the value is OSWorld's either way.
+    """
+    sql = _rule(expected, "sql", "run_sqlite3")
+    if not result or not Path(result).is_file():
+        raise ZeroScore("run_sqlite3: no database file (OSWorld raises)")
+    try:
+        connection = sqlite3.connect(f"{Path(result).resolve().as_uri()}?mode=ro", uri=True)
+    except sqlite3.Error as exc:
+        raise ZeroScore(f"run_sqlite3: cannot open the database (OSWorld raises): {exc}") from exc
+    try:
+        connection.execute("PRAGMA trusted_schema = OFF")
+        row = connection.execute(sql).fetchone()
+    except sqlite3.Error as exc:
+        raise ZeroScore(f"run_sqlite3: the query fails on this database (OSWorld raises): {exc}") from exc
+    finally:
+        connection.close()
+    if row is None:
+        raise ZeroScore("run_sqlite3: the query returned no row (OSWorld raises)")
+    try:
+        return float(row[0] or 0)
+    except (TypeError, ValueError) as exc:
+        raise ZeroScore(f"run_sqlite3: {row[0]!r} is not a number (OSWorld raises)") from exc
+
+
+def _city_key(value: Any) -> str:
+    """OSWorld's tolerant city text: accents dropped, lower case, runs of other characters one space."""
+    if value is None:
+        return ""
+    decomposed = unicodedata.normalize("NFKD", str(value))
+    plain = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+    return re.sub(r"[^a-z0-9]+", " ", plain.lower()).strip()
+
+
+@register_metric("compare_conference_city_in_order")
+def compare_conference_city_in_order(result: Any, expected: Any, **options: Any) -> float:
+    """1 when each cell C2:C22 of the active sheet contains its expected city (or one of its names).
+
+    Containment is on :func:`_city_key` texts; an empty candidate never matches. Any
+    error while comparing (fewer expected entries than cells, an entry that is neither
+    text nor a list) scores 0, as OSWorld catches it.
+    """
+    cities = _rule(expected, "expected", "compare_conference_city_in_order")
+    if not result:
+        raise ZeroScore("compare_conference_city_in_order: no workbook (OSWorld raises)")
+    try:
+        sheet = openpyxl.load_workbook(result).active
+    except (InvalidFileException, zipfile.BadZipFile, KeyError, ValueError, OSError) as exc:
+        raise ZeroScore(f"compare_conference_city_in_order: not a workbook (OSWorld raises): {exc}") from exc
+    if sheet is None:
+        raise ZeroScore("compare_conference_city_in_order: no active sheet (OSWorld raises)")
+    actual = [cell.value for row in sheet["C2:C22"] for cell in row]
+    for i, value in enumerate(actual):
+        if i >= len(cities) or not isinstance(cities[i], str | list):
+            return 0.0
+        candidates = [cities[i]] if isinstance(cities[i], str) else cities[i]
+        key = _city_key(value)
+        if not any(_city_key(c) and _city_key(c) in key for c in candidates):
+            return 0.0
+    return 1.0
+
+
+@register_metric("fuzzy_place_math")
+def fuzzy_place_math(result: Any, expected: Any, **options: Any) -> float:
+    """The mean best ``fuzz.ratio`` of the document's words against the expected answers.
+
+    Words are the whitespace-split texts of all paragraphs; unless there are exactly
+    three, the score is 0 (OSWorld's rule, whatever number the instruction asks for).
+    """
+    answers = _rule(expected, "expected", "fuzzy_place_math")
+    if result is None:
+        return 0.0
+    try:
+        paragraphs = docx.Document(result).paragraphs
+    except (PackageNotFoundError, zipfile.BadZipFile, KeyError, ValueError, OSError) as exc:
+        raise ZeroScore(f"fuzzy_place_math: python-docx cannot open it (OSWorld raises): {exc}") from exc
+    words = [w for p in paragraphs for w in p.text.split()]
+    if len(words) != 3:
+        return 0.0
+    return sum(max([0.0, *(fuzz.ratio(w, a) / 100 for a in answers)]) for w in words) / 3
+
+
+def _pdf_text(content: bytes) -> str:
+    """The text of every page, concatenated, as PyPDF2's ``extract_text`` gives it (OSWorld's reader)."""
+    try:
+        from pypdf import PdfReader
+    except ImportError as exc:
+        raise EvaluationError(
+            "compare_zip_files: PDF entries differ and their text is needed; install the 'pypdf' package."
+        ) from exc
+    try:
+        return "".join(page.extract_text() for page in PdfReader(io.BytesIO(content)).pages)
+    except Exception as exc:  # pypdf's errors are many; OSWorld's reader raises on each
+        raise ZeroScore(f"compare_zip_files: a PDF entry cannot be read (OSWorld raises): {exc}") from exc
+
+
+@register_metric("compare_zip_files")
+def compare_zip_files(result: Any, expected: Any, **options: Any) -> float:
+    """1 when both archives hold the same names and each entry matches.
+
+    A ``.pdf`` entry matches when its extracted text is at least 95 % alike
+    (``difflib.SequenceMatcher.ratio``); any other entry must be byte-identical.
+    Identical PDF bytes match without extracting text; text extraction uses pypdf
+    (PyPDF2's successor), imported only when two PDF entries differ.
+    """
+    if not result:
+        return 0.0
+    try:
+        with zipfile.ZipFile(result) as got, zipfile.ZipFile(expected) as want:
+            names = set(got.namelist())
+            if names != set(want.namelist()):
+                return 0.0
+            for name in names:
+                a, b = got.read(name), want.read(name)
+                if a == b:
+                    continue
+                if not name.lower().endswith(".pdf"):
+                    return 0.0
+                if difflib.SequenceMatcher(None, _pdf_text(a), _pdf_text(b)).ratio() < 0.95:
+                    return 0.0
+    except (zipfile.BadZipFile, OSError) as exc:
+        raise ZeroScore(f"compare_zip_files: cannot read an archive (OSWorld raises): {exc}") from exc
+    return 1.0

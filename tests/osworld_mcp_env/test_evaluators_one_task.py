@@ -1,0 +1,140 @@
+"""run_sqlite3, compare_conference_city_in_order, fuzzy_place_math, compare_zip_files on hand-made files.
+
+Each expected number follows OSWorld's own function (general.py, table.py, vscode.py);
+the comment beside it says which step gives it.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import zipfile
+from pathlib import Path
+
+import docx
+import openpyxl
+import pytest
+from osworld_mcp_env.errors import EvaluationError
+from osworld_mcp_env.evaluators import METRICS, ZeroScore
+from rapidfuzz import fuzz
+
+
+def metric(name: str):
+    return METRICS.get(name).fn
+
+
+# The task's query: 1 when every message of folder 13 has attribute 58 set to 1.
+SQL = (
+    "SELECT COALESCE((SELECT COUNT(*) FROM messageAttributes WHERE attributeID = 58 AND value = 1 "
+    "AND messageID IN (SELECT id FROM messages WHERE folderID = 13)), 0) = "
+    "(SELECT COUNT(*) FROM messages WHERE folderID = 13);"
+)
+
+
+def gloda(path: Path, flagged: list[int]) -> str:
+    db = sqlite3.connect(path)
+    db.execute("CREATE TABLE messages (id INTEGER, folderID INTEGER)")
+    db.execute("CREATE TABLE messageAttributes (attributeID INTEGER, value INTEGER, messageID INTEGER)")
+    db.executemany("INSERT INTO messages VALUES (?, 13)", [(1,), (2,)])
+    db.executemany("INSERT INTO messageAttributes VALUES (58, 1, ?)", [(m,) for m in flagged])
+    db.commit()
+    db.close()
+    return str(path)
+
+
+def test_run_sqlite3_returns_the_first_value(tmp_path: Path):
+    fn = metric("run_sqlite3")
+    # Both messages of folder 13 flagged: 2 = 2 is 1 -> float(1) = 1.
+    assert fn(gloda(tmp_path / "a.sqlite", [1, 2]), {"sql": SQL}) == 1.0
+    # One of two: 1 = 2 is 0 -> `0 or 0` -> 0.
+    assert fn(gloda(tmp_path / "b.sqlite", [1]), {"sql": SQL}) == 0.0
+    # NULL is 0 (`None or 0`).
+    assert fn(gloda(tmp_path / "c.sqlite", []), {"sql": "SELECT NULL"}) == 0.0
+    # A database without the tables: the query raises in OSWorld -> 0 with the reason.
+    empty = tmp_path / "d.sqlite"
+    sqlite3.connect(empty).close()
+    with pytest.raises(ZeroScore, match="no such table"):
+        fn(str(empty), {"sql": SQL})
+    # No file: sqlite3.connect(None) raises in OSWorld; here 0, and no database is created.
+    with pytest.raises(ZeroScore, match="no database"):
+        fn(str(tmp_path / "missing.sqlite"), {"sql": SQL})
+    assert not (tmp_path / "missing.sqlite").exists()
+    with pytest.raises(EvaluationError, match="sql"):
+        fn(gloda(tmp_path / "e.sqlite", []), {})
+
+
+def cities(path: Path, column: list[str | None]) -> str:
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws["C1"] = "City"
+    for i, city in enumerate(column, start=2):
+        ws[f"C{i}"] = city
+    wb.save(path)
+    return str(path)
+
+
+EXPECTED = ["Scottsdale", ["Montreal", "Montréal"], ["Banff", "Alberta’s Rockies"], *["X"] * 18]
+
+
+def test_compare_conference_city_in_order(tmp_path: Path):
+    fn = metric("compare_conference_city_in_order")
+    rules = {"expected": EXPECTED}
+    # Containment after accents and punctuation are dropped: "Scottsdale, AZ" holds "scottsdale",
+    # "MONTRÉAL" becomes "montreal", "Alberta's Rockies" and "Alberta’s Rockies" both become
+    # "alberta s rockies" -> 1.
+    right = ["Scottsdale, AZ", "MONTRÉAL", "Alberta's Rockies", *["x"] * 18]
+    assert fn(cities(tmp_path / "a.xlsx", right), rules) == 1.0
+    # Two cities swapped: "Montreal" is not in "scottsdale" -> 0.
+    swapped = [right[1], right[0], *right[2:]]
+    assert fn(cities(tmp_path / "b.xlsx", swapped), rules) == 0.0
+    # C22 empty: "" does not contain "x" -> 0.
+    assert fn(cities(tmp_path / "c.xlsx", right[:-1]), rules) == 0.0
+    # Fewer expected entries than the 21 cells: IndexError, caught by OSWorld -> 0.
+    assert fn(cities(tmp_path / "d.xlsx", right), {"expected": EXPECTED[:5]}) == 0.0
+
+
+def words_doc(path: Path, *paragraphs: str) -> str:
+    doc = docx.Document()
+    for text in paragraphs:
+        doc.add_paragraph(text)
+    doc.save(path)
+    return str(path)
+
+
+def test_fuzzy_place_math_wants_exactly_three_words(tmp_path: Path):
+    fn = metric("fuzzy_place_math")
+    answers = ["福田区益田路5055号", "福华三路111号", "深南大道6009号"]
+    rules = {"expected": answers}
+    # Three words, each an exact answer: mean of 1, 1, 1 -> 1.
+    assert fn(words_doc(tmp_path / "a.docx", *answers), rules) == 1.0
+    # One word off by a character: its best ratio is fuzz.ratio(word, answer) / 100.
+    near = "福华三路112号"
+    score = fn(words_doc(tmp_path / "b.docx", answers[0], near, answers[2]), rules)
+    assert score == pytest.approx((2 + fuzz.ratio(near, answers[1]) / 100) / 3)
+    assert 0.6 < score < 1
+    # Five addresses (as the instruction asks) are five words, not three: 0.
+    assert fn(words_doc(tmp_path / "c.docx", *answers, "a", "b"), rules) == 0.0
+
+
+def archive(path: Path, entries: dict[str, bytes]) -> str:
+    with zipfile.ZipFile(path, "w") as z:
+        for name, data in entries.items():
+            z.writestr(name, data)
+    return str(path)
+
+
+def test_compare_zip_files_compares_names_and_bytes(tmp_path: Path):
+    fn = metric("compare_zip_files")
+    pdf = b"%PDF-1.4 same"
+    gold = archive(tmp_path / "g.zip", {"essay.docx": b"DOCX", "essay.pdf": pdf})
+    # Same names, same bytes (identical PDF bytes have identical text: ratio 1 >= 0.95): 1.
+    assert (
+        fn(archive(tmp_path / "a.zip", {"essay.docx": b"DOCX", "essay.pdf": b"%PDF-1.4 same"}), gold) == 1.0
+    )
+    # A missing entry: the name sets differ -> 0. A non-PDF entry with other bytes: 0.
+    assert fn(archive(tmp_path / "b.zip", {"essay.docx": b"DOCX"}), gold) == 0.0
+    assert (
+        fn(archive(tmp_path / "c.zip", {"essay.docx": b"DOCY", "essay.pdf": b"%PDF-1.4 same"}), gold) == 0.0
+    )
+    assert fn(None, gold) == 0.0
+    with pytest.raises(ZeroScore, match="archive"):
+        fn(str(tmp_path / "g.zip.missing"), gold)
