@@ -20,7 +20,6 @@ import sys
 import time
 
 import gymnasium as gym
-import osworld_mcp_env  # noqa: F401 - registers the env
 
 ENV_ID = "osworld_mcp_env:OSWorldMCP-v0"
 NOOP = {"name": "computer_use", "arguments": {"action": "mouse_move", "coordinate": [960, 540]}}

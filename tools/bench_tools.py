@@ -115,7 +115,6 @@ def latency_table(n: int) -> list[tuple[str, str, float | None, float | None, in
 def task_both_ways() -> list[tuple[str, int, float, float]]:
     """Part (b): calc-sum-column by the GUI oracle and by the tool route, through the env."""
     import gymnasium as gym
-    import osworld_mcp_env  # noqa: F401 - registers the env
     from osworld_mcp_env.tasks.bundled import bundled_solution
 
     tool_route = [

@@ -18,7 +18,6 @@ import signal
 import time
 
 import gymnasium as gym
-import osworld_mcp_env  # noqa: F401 - registers the env
 
 ACTIONS = (
     lambda r: {"action": "left_click", "coordinate": [r.randrange(1920), r.randrange(1080)]},

@@ -18,7 +18,6 @@ import sys
 import time
 
 import gymnasium as gym
-import osworld_mcp_env  # noqa: F401 - registers the env
 from osworld_mcp_env.fuzz import FuzzReport, run_fuzz
 
 ENV_ID = "osworld_mcp_env:OSWorldMCP-v0"

@@ -7,7 +7,6 @@ import shutil
 from collections.abc import Callable, Iterator
 
 import gymnasium as gym
-import osworld_mcp_env  # noqa: F401 - registers OSWorldMCP-v0
 import pytest
 from mcp_sandbox import Sandbox, start_sandbox
 
