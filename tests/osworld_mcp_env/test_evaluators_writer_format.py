@@ -11,12 +11,13 @@ from pathlib import Path
 import docx
 import pytest
 from docx.enum.text import WD_BREAK, WD_PARAGRAPH_ALIGNMENT, WD_TAB_ALIGNMENT
-from docx.shared import Inches, Pt
+from docx.shared import Inches, Pt, RGBColor
 from odf.opendocument import OpenDocumentText
 from odf.style import Style, TextProperties
 from odf.text import P, Span
 from osworld_mcp_env.errors import EvaluationError
 from osworld_mcp_env.evaluators import METRICS, ZeroScore
+from osworld_mcp_env.evaluators.metrics.cielab import ciede2000, srgb_to_lab
 
 
 def metric(name: str):
@@ -305,3 +306,51 @@ def test_compare_unique_train_records(tmp_path: Path):
     assert fn(edited, [gold, original]) == 0.0
     # A lone expected path instead of [gold, original]: 0.
     assert fn(kept_other, gold) == 0.0
+
+
+# (colour, colour, scikit-image's deltaE_ciede2000 of their rgb2lab), computed once with scikit-image.
+REFERENCE_DELTAS = [
+    ((250, 0, 0), (255, 0, 0), 1.046642408616),
+    ((230, 20, 20), (255, 0, 0), 5.342395355443),
+    ((255, 0, 0), (0, 0, 255), 52.881399704557),
+    ((0, 0, 0), (255, 255, 255), 100.000000176025),
+    ((128, 128, 128), (0, 0, 255), 38.670572750481),
+    ((0, 0, 0), (0, 0, 0), 0.0),
+    ((10, 200, 30), (255, 0, 0), 79.890738447869),
+    ((90, 10, 250), (0, 0, 255), 4.582675859279),
+]
+
+
+def coloured_table(path: Path, words: list[tuple[str, tuple[int, int, int] | None]]) -> str:
+    doc = document(["Sight words"])
+    cells = doc.add_table(rows=1, cols=len(words)).rows[0].cells
+    for cell, (word, colour) in zip(cells, words, strict=True):
+        run = cell.paragraphs[0].add_run(word)
+        if colour is not None:
+            run.font.color.rgb = RGBColor(*colour)
+    return save(doc, path)
+
+
+def test_evaluate_colored_words_in_tables_uses_ciede2000(tmp_path: Path):
+    fn = metric("evaluate_colored_words_in_tables")
+    gold = coloured_table(tmp_path / "g.docx", [("and", None), ("big", None)])
+    # Vowel word exactly red, the other exactly blue: both differences 0 <= 3.5 -> 1.
+    assert fn(coloured_table(tmp_path / "a.docx", [("and", (255, 0, 0)), ("big", (0, 0, 255))]), gold) == 1.0
+    # Colours swapped: red is far from blue (CIEDE2000 ~ 52.9 > 3.5) -> 0.
+    assert fn(coloured_table(tmp_path / "b.docx", [("and", (0, 0, 255)), ("big", (255, 0, 0))]), gold) == 0.0
+    # Nearly red: CIEDE2000((250, 0, 0), (255, 0, 0)) = 1.05 (scikit-image's value) <= 3.5 -> 1;
+    # (230, 20, 20) is 5.34 from red > 3.5 -> 0, and passes with threshold 7.
+    near = coloured_table(tmp_path / "c.docx", [("and", (250, 0, 0)), ("big", (0, 0, 255))])
+    assert fn(near, gold) == 1.0
+    off = coloured_table(tmp_path / "d.docx", [("and", (230, 20, 20)), ("big", (0, 0, 255))])
+    assert fn(off, gold) == 0.0 and fn(off, gold, threshold=7) == 1.0
+    # A word without a direct colour: rgb2lab(None[0]) raises in OSWorld -> 0 with the reason.
+    with pytest.raises(ZeroScore, match="no direct colour"):
+        fn(coloured_table(tmp_path / "e.docx", [("and", None), ("big", (0, 0, 255))]), gold)
+
+
+def test_ciede2000_matches_scikit_image_values():
+    # Values printed by skimage.color.deltaE_ciede2000(rgb2lab(c1 / 255), rgb2lab(c2 / 255)).
+    for c1, c2, want in REFERENCE_DELTAS:
+        lab = [srgb_to_lab((c[0] / 255, c[1] / 255, c[2] / 255)) for c in (c1, c2)]
+        assert ciede2000(*lab) == pytest.approx(want, abs=1e-9)  # 12 printed decimals

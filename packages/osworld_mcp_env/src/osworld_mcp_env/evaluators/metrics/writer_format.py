@@ -23,6 +23,7 @@ from docx.text.paragraph import Paragraph
 from rapidfuzz import fuzz
 
 from osworld_mcp_env.errors import EvaluationError
+from osworld_mcp_env.evaluators.metrics.cielab import ciede2000, srgb_to_lab
 from osworld_mcp_env.evaluators.metrics.docs import compare_docx_files
 from osworld_mcp_env.evaluators.registry import ZeroScore, register_metric
 
@@ -230,6 +231,42 @@ def check_highlighted_words(result: Any, expected: Any, **options: Any) -> float
                     return 0.0
     except (AttributeError, KeyError, ValueError, OSError) as exc:
         raise ZeroScore(f"check_highlighted_words: odfpy refuses the styles (OSWorld raises): {exc}") from exc
+    return 1.0
+
+
+def _distance(rgb: Any, target: tuple[int, int, int]) -> float:
+    """CIEDE2000 between a run's colour and ``target``, both as sRGB / 255 (what OSWorld passes)."""
+    if rgb is None:
+        raise ZeroScore("evaluate_colored_words_in_tables: a word has no direct colour (OSWorld raises)")
+    lab1 = srgb_to_lab((rgb[0] / 255.0, rgb[1] / 255.0, rgb[2] / 255.0))
+    lab2 = srgb_to_lab((target[0] / 255.0, target[1] / 255.0, target[2] / 255.0))
+    return ciede2000(lab1, lab2)
+
+
+@register_metric("evaluate_colored_words_in_tables", options=("threshold",))
+def evaluate_colored_words_in_tables(result: Any, expected: Any, **options: Any) -> float:
+    """1 when the texts agree and, in every table, runs starting with a vowel are red, others blue.
+
+    "Red" and "blue" mean a CIEDE2000 difference from pure red (255, 0, 0) or blue
+    (0, 0, 255) of at most ``threshold`` (default 3.5). A non-empty run without a
+    direct colour raises in OSWorld (0 here, with the reason).
+    """
+    if not result or not expected or not compare_docx_files(result, expected):
+        return 0.0
+    doc = _document(result)
+    if doc is None:
+        return 0.0
+    threshold = options.get("threshold", 3.5)
+    for table in doc.tables:
+        for row in table.rows:
+            for cell in row.cells:
+                for paragraph in cell.paragraphs:
+                    for run in paragraph.runs:
+                        if not run.text:
+                            continue
+                        target = (255, 0, 0) if run.text[0].lower() in "aeiou" else (0, 0, 255)
+                        if _distance(run.font.color.rgb, target) > threshold:
+                            return 0.0
     return 1.0
 
 
