@@ -15,6 +15,7 @@ import openpyxl
 import pytest
 from osworld_mcp_env.errors import EvaluationError
 from osworld_mcp_env.evaluators import METRICS, ZeroScore
+from PIL import Image
 from rapidfuzz import fuzz
 
 
@@ -138,3 +139,26 @@ def test_compare_zip_files_compares_names_and_bytes(tmp_path: Path):
     assert fn(None, gold) == 0.0
     with pytest.raises(ZeroScore, match="archive"):
         fn(str(tmp_path / "g.zip.missing"), gold)
+
+
+def image(path: Path, size: tuple[int, int], colour: str, *, dot: bool = False) -> str:
+    picture = Image.new("RGB", size, colour)
+    if dot:
+        picture.putpixel((1, 1), (0, 0, 0))
+    picture.save(path)
+    return str(path)
+
+
+def test_compare_image_list_needs_every_pair_pixel_equal(tmp_path: Path):
+    fn = metric("compare_image_list")
+    gold = [image(tmp_path / "g1.png", (8, 8), "red"), image(tmp_path / "g2.png", (8, 8), "blue")]
+    same = [image(tmp_path / "a1.png", (8, 8), "red"), image(tmp_path / "a2.png", (8, 8), "blue")]
+    assert fn(same, gold) == 1.0
+    # One pixel differs in the second pair: ImageChops.difference has a bounding box -> 0.
+    dotted = [same[0], image(tmp_path / "b2.png", (8, 8), "blue", dot=True)]
+    assert fn(dotted, gold) == 0.0
+    # A uniform image of another size is resized to the gold's first: still equal -> 1.
+    assert fn([image(tmp_path / "c1.png", (16, 16), "red"), same[1]], gold) == 1.0
+    # A missing result image (the getter gives None): 0. A single path is one pair.
+    assert fn([same[0], None], gold) == 0.0
+    assert fn(same[0], gold[0]) == 1.0

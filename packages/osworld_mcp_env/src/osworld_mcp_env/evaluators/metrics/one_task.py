@@ -1,7 +1,7 @@
 """Metrics one OSWorld task each uses outside the office modules: ``run_sqlite3``, ``compare_zip_files``, ...
 
 Same reading as OSWorld's functions (``general.py``, ``table.py``, ``vscode.py``):
-sqlite3, openpyxl, python-docx and rapidfuzz, with the same thresholds and the
+sqlite3, openpyxl, python-docx, PIL and rapidfuzz, with the same thresholds and the
 same quirks (``fuzzy_place_math`` wants exactly three words). Where OSWorld's
 function raises on the agent's file, the check scores 0 with the reason.
 """
@@ -22,6 +22,7 @@ import docx
 import openpyxl
 from docx.opc.exceptions import PackageNotFoundError
 from openpyxl.utils.exceptions import InvalidFileException
+from PIL import Image, ImageChops
 from rapidfuzz import fuzz
 
 from osworld_mcp_env.errors import EvaluationError
@@ -161,4 +162,27 @@ def compare_zip_files(result: Any, expected: Any, **options: Any) -> float:
                     return 0.0
     except (zipfile.BadZipFile, OSError) as exc:
         raise ZeroScore(f"compare_zip_files: cannot read an archive (OSWorld raises): {exc}") from exc
+    return 1.0
+
+
+@register_metric("compare_image_list")
+def compare_image_list(result: Any, expected: Any, **options: Any) -> float:
+    """1 when each result image has the same pixels as its expected image (pairs up to the shorter list).
+
+    A result image of another size is first resized to the expected one (Lanczos) and
+    converted to its mode, as OSWorld does; any differing pixel is 0. A missing image is 0.
+    """
+    pairs = zip(result, expected, strict=False) if isinstance(result, list) else [(result, expected)]
+    for got, want in pairs:
+        if not got or not want:
+            return 0.0
+        try:
+            with Image.open(got) as pred, Image.open(want) as gold:
+                image = pred.resize(gold.size, Image.Resampling.LANCZOS) if pred.size != gold.size else pred
+                if image.mode != gold.mode:
+                    image = image.convert(gold.mode)
+                if ImageChops.difference(image, gold).getbbox():
+                    return 0.0
+        except (OSError, ValueError) as exc:
+            raise ZeroScore(f"compare_image_list: PIL cannot compare {got} (OSWorld raises): {exc}") from exc
     return 1.0
