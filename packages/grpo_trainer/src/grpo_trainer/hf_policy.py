@@ -57,6 +57,10 @@ class HFTrainablePolicy:
         eos_ids = eos if isinstance(eos, list) else [eos]
         self.end_ids = {i for i in [*eos_ids, tokenizer.eos_token_id] if i is not None}
         self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else eos_ids[0]
+        # A response may not contain vision placeholders: the model would look for image
+        # features behind them. They are masked out of the distribution, in sampling and scoring.
+        names = ("image_token_id", "video_token_id", "vision_start_token_id", "vision_end_token_id")
+        self.banned = sorted({i for i in (getattr(model.config, n, None) for n in names) if i is not None})
 
     @classmethod
     def from_pretrained(
@@ -114,6 +118,7 @@ class HFTrainablePolicy:
             max_new_tokens=self.max_new_tokens,
             eos_token_id=sorted(self.end_ids),
             pad_token_id=self.pad_id,
+            suppress_tokens=self.banned or None,
             stop_strings=[STOP],
             output_logits=True,
             return_dict_in_generate=True,
@@ -126,8 +131,7 @@ class HFTrainablePolicy:
                 **inputs, generation_config=settings, tokenizer=self.processor.tokenizer
             )
         start = inputs["input_ids"].shape[1]
-        logits = torch.stack(out.logits, dim=1).float() / max(temperature, 1e-6)
-        logps = torch.log_softmax(logits, dim=-1)
+        logps = self._logps(torch.stack(out.logits, dim=1), temperature)
         results = []
         for row in range(len(prompts)):
             ids = self._until_end(out.sequences[row, start:].tolist())
@@ -150,6 +154,13 @@ class HFTrainablePolicy:
                     return ids[: i + 1]
         return ids
 
+    def _logps(self, logits: torch.Tensor, temperature: float) -> torch.Tensor:
+        """``log_softmax(logits / T)`` in fp32 over the vocabulary without the vision placeholders."""
+        scaled = logits.float() / max(temperature, 1e-6)
+        if self.banned:
+            scaled[..., self.banned] = float("-inf")
+        return torch.log_softmax(scaled, dim=-1)
+
     # --- scoring ---------------------------------------------------------------------------
     def logprobs(
         self, prompts: Sequence[list[int]], responses: Sequence[list[int]], temperature: float = 1.0
@@ -169,6 +180,6 @@ class HFTrainablePolicy:
             zeros = torch.zeros_like(response, dtype=inputs["mm_token_type_ids"].dtype)
             inputs["mm_token_type_ids"] = torch.cat([inputs["mm_token_type_ids"], zeros], dim=1)
         logits = self.module(**inputs, logits_to_keep=length + 1).logits[:, :length]
-        logps = torch.log_softmax(logits.float() / max(temperature, 1e-6), dim=-1)
+        logps = self._logps(logits, temperature)
         picked = logps.gather(-1, response.unsqueeze(-1)).squeeze(-1)
         return torch.where(valid, picked, torch.zeros_like(picked))

@@ -105,7 +105,9 @@ def collect_group(
         G episodes; a crashed one has ``crash`` set and no score.
     """
     n = venv.num_envs
-    obs, infos = venv.reset(seed=[seed] * n, options={"task": task, **(reset_options or {})})
+    # One seed per member: Sync/AsyncVectorEnv take a list, the base class types only an int.
+    seeds = [seed] * n
+    obs, infos = venv.reset(seed=seeds, options={"task": task, **(reset_options or {})})  # type: ignore[arg-type]
     first = [_row(obs, i) for i in range(n)]
     labels = dict((reset_options or {}).get("labels", {}))
     episodes = [Episode(str(task), group, i, first[i]["instruction"], labels=labels) for i in range(n)]
