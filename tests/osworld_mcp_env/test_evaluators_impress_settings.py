@@ -18,6 +18,7 @@ from pptx import Presentation
 from pptx.dml.color import RGBColor
 from pptx.enum.shapes import PP_PLACEHOLDER
 from pptx.oxml import parse_xml
+from pptx.presentation import Presentation as PresentationType
 from pptx.util import Inches
 
 A = "http://schemas.openxmlformats.org/drawingml/2006/main"
@@ -73,17 +74,17 @@ def test_check_auto_saving_time(tmp_path: Path):
         fn(xcu(tmp_path / "f.xcu", (SAVE, AUTOSAVE, "3")), {})
 
 
-def slides(path: Path, count: int = 2, *, portrait: bool = False) -> Presentation:
+def slides(path: Path, count: int = 2, *, portrait: bool = False) -> PresentationType:
     prs = Presentation()
-    if portrait:
-        prs.slide_width, prs.slide_height = prs.slide_height, prs.slide_width
+    if portrait:  # python-pptx's default page is 10 x 7.5 in
+        prs.slide_width, prs.slide_height = Inches(7.5), Inches(10)
     for _ in range(count):
         prs.slides.add_slide(prs.slide_layouts[6])
     return prs
 
 
-def save(prs: Presentation, path: Path) -> str:
-    prs.save(path)
+def save(prs: PresentationType, path: Path) -> str:
+    prs.save(str(path))
     return str(path)
 
 
@@ -176,11 +177,8 @@ def test_check_image_stretch_and_center(tmp_path: Path):
 def with_slide_number_colour(path: Path, colour: str | None) -> str:
     prs = slides(path, 1)
     if colour is not None:
-        number = next(
-            ph
-            for ph in prs.slide_masters[0].placeholders
-            if ph.placeholder_format.type == PP_PLACEHOLDER.SLIDE_NUMBER
-        )
+        number = prs.slide_masters[0].placeholders.get(PP_PLACEHOLDER.SLIDE_NUMBER)
+        assert number is not None
         rpr = number._element.xpath(".//a:fld/a:rPr")[0]
         rpr.insert(0, parse_xml(f'<a:solidFill xmlns:a="{A}"><a:srgbClr val="{colour}"/></a:solidFill>'))
     return save(prs, path)

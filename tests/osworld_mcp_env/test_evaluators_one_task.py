@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import sqlite3
 import zipfile
+from collections.abc import Sequence
 from pathlib import Path
 
 import docx
@@ -63,7 +64,7 @@ def test_run_sqlite3_returns_the_first_value(tmp_path: Path):
         fn(gloda(tmp_path / "e.sqlite", []), {})
 
 
-def cities(path: Path, column: list[str | None]) -> str:
+def cities(path: Path, column: Sequence[str | None]) -> str:
     wb = openpyxl.Workbook()
     ws = wb.active
     ws["C1"] = "City"
@@ -97,7 +98,7 @@ def words_doc(path: Path, *paragraphs: str) -> str:
     doc = docx.Document()
     for text in paragraphs:
         doc.add_paragraph(text)
-    doc.save(path)
+    doc.save(str(path))
     return str(path)
 
 

@@ -32,7 +32,7 @@ def document(paragraphs: list[str] | None = None) -> docx.document.Document:
 
 
 def save(doc: docx.document.Document, path: Path) -> str:
-    doc.save(path)
+    doc.save(str(path))
     return str(path)
 
 

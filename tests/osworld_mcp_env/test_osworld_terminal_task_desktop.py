@@ -34,7 +34,7 @@ def run_episode(env: gym.Env, actions: list[dict]) -> tuple[float, dict]:
         assert info.get("tool_call", {}).get("returncode", 0) == 0, obs["tool_result"]
         if terminated or truncated:
             assert "eval_error" not in info, info["eval_error"]
-            return reward, info
+            return float(reward), info
     raise AssertionError("the actions did not end the episode")
 
 
