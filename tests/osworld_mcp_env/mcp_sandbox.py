@@ -15,17 +15,15 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Any, TypeVar
+from typing import Any
 
 from osworld_mcp_env.backends.local import LocalDesktop, LocalDesktopConfig
 from osworld_mcp_env.mcp_client import MCPToolClient, ToolCallResult, ToolErrorCode
+from polling import wait_until
 
 INNER_HOME = PurePosixPath("/home/user")
-T = TypeVar("T")
 
 # Runs inside the desktop (UNO listens on its private loopback) once ``soffice FILE`` was
 # launched: waits until the office has ``argv[1]`` open, then closes every other document
@@ -84,21 +82,6 @@ for comp in documents():
 # pyuno can crash in interpreter teardown while the bridge is up: leave without it.
 os._exit(0 if doc is not None else 3)
 """
-
-
-def wait_until(predicate: Callable[[], T], timeout: float = 60.0, what: str = "the condition") -> T:
-    """Polls ``predicate`` until it returns a true value and returns that value.
-
-    Raises:
-        TimeoutError: ``predicate`` stayed false for ``timeout`` seconds.
-    """
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise TimeoutError(f"timed out after {timeout}s waiting for {what}")
 
 
 class ToolCaller:

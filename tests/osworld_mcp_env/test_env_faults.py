@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 from osworld_mcp_env.errors import GuestTimeout
 from osworld_mcp_env.fuzz import DEADLINE_SLACK_S, run_fuzz
+from polling import wait_until
 
 pytestmark = [pytest.mark.desktop, pytest.mark.slow]
 
@@ -136,16 +137,6 @@ def _typed_file(desktop) -> str:
     return data.decode() if data else ""
 
 
-def _wait_for(predicate, what: str, timeout: float = 60.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError(f"{what} not seen within {timeout} s")
-
-
 def _start_cat(env) -> None:
     """Types `cat > ~/typed.txt` into the task's terminal: what is typed next lands in the file."""
     _obs, _r, _t, _tr, info = env.step(
@@ -153,7 +144,7 @@ def _start_cat(env) -> None:
     )
     assert "error" not in info, info["error"]
     desktop = env.unwrapped.desktop
-    _wait_for(lambda: desktop.execute("pgrep -x cat", shell=True).ok, "cat running")
+    wait_until(lambda: desktop.execute("pgrep -x cat", shell=True).ok, what="cat running")
 
 
 def _end_cat(env) -> str:
@@ -163,7 +154,7 @@ def _end_cat(env) -> str:
     ):
         assert "error" not in env.step(action)[4]
     desktop = env.unwrapped.desktop
-    _wait_for(lambda: not desktop.execute("pgrep -x cat", shell=True).ok, "cat exiting")
+    wait_until(lambda: not desktop.execute("pgrep -x cat", shell=True).ok, what="cat exiting")
     return _typed_file(desktop)
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import io
-import time
 from pathlib import Path
 
 import pytest
@@ -11,6 +10,7 @@ from osworld_mcp_env.errors import DesktopStartError
 from osworld_mcp_env.evaluators import GETTERS, evaluate
 from osworld_mcp_env.tasks import TaskContext, load_task
 from PIL import Image
+from polling import wait_until
 
 pytestmark = pytest.mark.desktop
 DEADLINE_S = 60
@@ -28,16 +28,6 @@ def desktop():
     d.close()
 
 
-def wait_for(condition, what: str):
-    deadline = time.monotonic() + DEADLINE_S
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.2)
-    raise AssertionError(f"{what} did not happen within {DEADLINE_S} s")
-
-
 def task(funcs: list[str], results: list[dict], expected: list[dict]) -> dict:
     return {
         "id": "getters",
@@ -50,12 +40,18 @@ def task(funcs: list[str], results: list[dict], expected: list[dict]) -> dict:
 def test_terminal_text_window_size_and_tree_of_a_real_terminal(desktop, tmp_path: Path):
     desktop.restart()
     desktop.launch(["xfce4-terminal"])
-    wait_for(
-        lambda: any(w.wm_class.startswith("xfce4-terminal") for w in desktop.windows()), "terminal window"
+    wait_until(
+        lambda: any(w.wm_class.startswith("xfce4-terminal") for w in desktop.windows()),
+        DEADLINE_S,
+        "terminal window",
     )
     desktop.gui({"action": "type", "arguments": {"text": "echo sum-$((6*7))\n"}})
     ctx = TaskContext("getters", tmp_path)
-    wait_for(lambda: "sum-42" in (GETTERS.get("vm_terminal_output")(desktop, ctx, {}) or ""), "terminal text")
+    wait_until(
+        lambda: "sum-42" in (GETTERS.get("vm_terminal_output")(desktop, ctx, {}) or ""),
+        DEADLINE_S,
+        "terminal text",
+    )
     width, height = desktop.screen_size
     checked = task(
         ["check_include_exclude", "check_accessibility_tree", "is_vlc_fullscreen"],
@@ -68,7 +64,7 @@ def test_terminal_text_window_size_and_tree_of_a_real_terminal(desktop, tmp_path
             {"type": "rule", "rules": {"include": ["sum-42"], "exclude": ["sum-41"]}},
             {
                 "type": "rule",
-                "rules": [{"xpath": "//application[@name='xfce4-terminal']/frame[@st:active='true']"}],
+                "rules": [{"xpath": ACTIVE_TERMINAL}],
             },
             # The terminal is not fullscreen: its size differs from the screen's.
             {"type": "vm_window_size", "app_class_name": "Xfce4-Terminal"},

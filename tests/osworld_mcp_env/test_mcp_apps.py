@@ -10,7 +10,8 @@ import io
 import wave
 
 import pytest
-from mcp_sandbox import Sandbox, ToolCaller, wait_until
+from mcp_sandbox import Sandbox, ToolCaller
+from polling import wait_until
 
 pytestmark = [pytest.mark.desktop, pytest.mark.timeout(120)]
 

@@ -20,8 +20,8 @@ from pathlib import Path
 import anyio
 import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
-from mcp_sandbox import wait_until
 from osworld_mcp_env.mcp_client import MCPToolClient, ToolCallResult, ToolErrorCode
+from polling import wait_until
 
 pytestmark = [pytest.mark.timeout(120)]
 

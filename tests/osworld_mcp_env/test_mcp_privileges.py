@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from mcp_sandbox import wait_until
 from osworld_mcp_env.mcp_client import MCPToolClient
+from polling import wait_until
 
 pytestmark = [
     pytest.mark.skipif(os.geteuid() != 0, reason="acting as another uid needs root"),

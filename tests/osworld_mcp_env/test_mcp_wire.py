@@ -20,8 +20,8 @@ from typing import Any
 
 import httpx2
 import pytest
-from mcp_sandbox import wait_until
 from mcp_types import INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR
+from polling import wait_until
 
 pytestmark = [pytest.mark.timeout(180)]
 
