@@ -21,13 +21,13 @@ from typing import Any
 import httpx2
 import pytest
 from mcp_types import INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR
+from osworld_mcp_env.mcp_servers.config import ToolLimits
 from polling import wait_until
 
 pytestmark = [pytest.mark.timeout(180)]
 
 EXE = str(Path(sys.executable).with_name("osworld-mcp-server"))
-MAX_MESSAGE = 1 << 20  # ToolLimits.max_message_bytes
-MAX_RESULT = 64 << 10  # ToolLimits.max_result_bytes
+MAX_RESULT = ToolLimits().max_result_bytes  # the served hosts run with the default limits
 
 
 def request(request_id: int, name: str, arguments: dict[str, Any]) -> bytes:
