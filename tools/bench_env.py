@@ -2,10 +2,13 @@
 
 Prints one table: the raw floor (an MIT-SHM grab plus one XTest click, inside a
 sandbox, no env), ``env.step`` for a no-op GUI action (with its settle wait shown
-apart), ``reset`` to the first observation of the calc task, steps/s with 1, 2
-and 4 envs (``AsyncVectorEnv``), and memory per env. Ratios are against the floor
-measured in the same run. Targets (issue #2): step overhead <= 2x the floor plus
-settle time, reset <= 1.5 s, <= 0.7 GB per env.
+apart), for a click on a Calc cell and for typing 10 characters, ``reset`` to
+the first observation of the calc task, steps/s with 1, 2 and 4 envs
+(``AsyncVectorEnv``), and memory per env. Ratios are against the floor measured
+in the same run. Targets (issue #2): step overhead <= 2x the floor plus
+settle time, reset <= 1.5 s, <= 0.7 GB per env; issue #12: no-op step <= 15 ms,
+click step <= 30 ms, type-10 step <= 40 ms. The load average is printed with
+the table: on a shared machine every number depends on it.
 
     uv run python tools/bench_env.py [--steps 30] [--resets 5] [--envs 1,2,4]
 """
@@ -18,11 +21,21 @@ import os
 import statistics
 import sys
 import time
+from typing import cast
 
 import gymnasium as gym
+from osworld_mcp_env.backends.local import LocalDesktop
+from osworld_mcp_env.env import OSWorldMCPEnv
 
 ENV_ID = "osworld_mcp_env:OSWorldMCP-v0"
 NOOP = {"name": "computer_use", "arguments": {"action": "mouse_move", "coordinate": [960, 540]}}
+# Two Calc cells clicked in turn: every click moves the cell cursor and repaints.
+CLICKS = [
+    {"name": "computer_use", "arguments": {"action": "left_click", "coordinate": xy}}
+    for xy in ([300, 300], [420, 340])
+]
+TYPE10 = {"name": "computer_use", "arguments": {"action": "type", "text": "abcdefghij"}}
+ESCAPE = {"name": "computer_use", "arguments": {"action": "key", "keys": ["Escape"]}}
 # The script writes its JSON to a file named by argv[1]: stdout is not ours (python-xlib prints
 # warnings there, e.g. about an empty ~/.Xauthority on a fresh machine).
 FLOOR_SCRIPT = """
@@ -53,6 +66,16 @@ def p95_ms(samples: list[float]) -> float:
     return ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))] * 1000
 
 
+def timed_step(env: gym.Env, action: dict) -> tuple[float, dict]:
+    """One step's wall time and info; a step the env refused would time an error, so it raises."""
+    start = time.perf_counter()
+    _obs, _reward, _terminated, _truncated, info = env.step(action)
+    seconds = time.perf_counter() - start
+    if "error" in info:
+        raise RuntimeError(f"The benchmark's step {action} failed: {info['error']}")
+    return seconds, info
+
+
 def run_floor(desktop, steps: int) -> dict[str, float]:
     """The raw floor measured inside the sandbox; its JSON comes back through a file, not stdout."""
     script = [desktop.config.guest_python, "-c", FLOOR_SCRIPT.format(n=steps), FLOOR_RESULT]
@@ -64,10 +87,13 @@ def run_floor(desktop, steps: int) -> dict[str, float]:
 
 
 def bench_floor_and_single(steps: int, resets: int) -> dict[str, float]:
-    env = gym.make(ENV_ID, task="calc-sum-column", enable_mcp=False)
+    # Every phase below steps the same episode: no step limit may end it part-way.
+    env = gym.make(ENV_ID, task="calc-sum-column", enable_mcp=False, max_steps=1_000_000)
     try:
         env.reset()  # first start builds the LibreOffice profile template once per host
-        desktop = env.unwrapped.desktop
+        desktop = cast(OSWorldMCPEnv, env.unwrapped).desktop
+        if not isinstance(desktop, LocalDesktop):
+            raise TypeError(f"bench_env measures the local backend, not {type(desktop).__name__}.")
         floor = run_floor(desktop, steps)
         reset_s = []
         for _ in range(resets):
@@ -76,11 +102,21 @@ def bench_floor_and_single(steps: int, resets: int) -> dict[str, float]:
             reset_s.append(time.perf_counter() - start)
         step_s, settle_s, observe_s = [], [], []
         for _ in range(steps):
-            start = time.perf_counter()
-            _obs, _r, _t, _tr, info = env.step(NOOP)
-            step_s.append(time.perf_counter() - start)
+            seconds, info = timed_step(env, NOOP)
+            step_s.append(seconds)
             settle_s.append(info["timings"].get("settle_ms", 0.0) / 1000)
             observe_s.append(info["timings"]["observe_ms"] / 1000)
+        click_s, click_settle_s = [], []
+        for i in range(steps):
+            seconds, info = timed_step(env, CLICKS[i % 2])
+            click_s.append(seconds)
+            click_settle_s.append(info["timings"].get("settle_ms", 0.0) / 1000)
+        type_s, type_settle_s = [], []
+        for _ in range(steps):
+            seconds, info = timed_step(env, TYPE10)
+            type_s.append(seconds)
+            type_settle_s.append(info["timings"].get("settle_ms", 0.0) / 1000)
+            timed_step(env, ESCAPE)  # leave the cell's edit mode: the next type starts afresh
         frame_s = []
         for _ in range(steps):
             start = time.perf_counter()
@@ -94,6 +130,12 @@ def bench_floor_and_single(steps: int, resets: int) -> dict[str, float]:
             "step_p95_ms": p95_ms(step_s),
             "settle_ms": median_ms(settle_s),
             "observe_ms": median_ms(observe_s),
+            "click_step_ms": median_ms(click_s),
+            "click_step_p95_ms": p95_ms(click_s),
+            "click_settle_ms": median_ms(click_settle_s),
+            "type_step_ms": median_ms(type_s),
+            "type_step_p95_ms": p95_ms(type_s),
+            "type_settle_ms": median_ms(type_settle_s),
             "reset_ms": median_ms(reset_s),
             "reset_p95_ms": p95_ms(reset_s),
             "rss_mb": rss / 2**20,
@@ -171,6 +213,11 @@ def _memory(pids: list[int]) -> tuple[int, int]:
     return rss, pss
 
 
+def _load() -> str:
+    """The 1, 5 and 15 minute load averages, as ``uptime`` prints them."""
+    return ", ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=30)
@@ -210,6 +257,18 @@ def main() -> int:
             "target <= 2x floor + settle",
         ),
         (
+            "env.step click a Calc cell (median)",
+            f"{single['click_step_ms']:.1f} ms",
+            "",
+            f"p95 {single['click_step_p95_ms']:.1f} ms; settle {single['click_settle_ms']:.1f} ms",
+        ),
+        (
+            "env.step type 10 chars into a cell (median)",
+            f"{single['type_step_ms']:.1f} ms",
+            "",
+            f"p95 {single['type_step_p95_ms']:.1f} ms; settle {single['type_settle_ms']:.1f} ms",
+        ),
+        (
             "reset to first obs, calc task (median)",
             f"{single['reset_ms']:.0f} ms",
             "",
@@ -245,13 +304,13 @@ def main() -> int:
     )
     print(
         f"# bench_env: {os.cpu_count()} CPUs, python {sys.version.split()[0]}, "
-        f"{args.steps} steps, {args.resets} resets"
+        f"{args.steps} steps, {args.resets} resets, load average {_load()}"
     )
     print("| measure | value | vs floor / 1 env | note |")
     print("|---|---:|---:|---|")
     for row in rows:
         print("| " + " | ".join(row) + " |")
-    print(f"wall {time.perf_counter() - wall:.0f} s")
+    print(f"wall {time.perf_counter() - wall:.0f} s, load average at the end {_load()}")
     return 0
 
 

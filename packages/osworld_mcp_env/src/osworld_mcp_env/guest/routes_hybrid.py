@@ -12,7 +12,7 @@ import time
 from typing import Any
 
 from osworld_mcp_env.actions import INPUT_ACTIONS
-from osworld_mcp_env.guest.screen import SettleConfig
+from osworld_mcp_env.guest.settle import SettleConfig
 from osworld_mcp_env.guest.state import Guest
 from osworld_mcp_env.guest.transport import Request, RequestError, Response, route
 from osworld_mcp_env.guest.xinput import InputCancelled, UnknownKey
@@ -96,7 +96,7 @@ def gui(guest: Guest, request: Request) -> Response:
                 )
         if cancelled():
             raise _timeout("No time was left for the action; no input was sent.", emitted=False)
-        baseline = guest.screen.signature() if payload.get("settle", True) else None
+        mark = guest.settler.mark() if payload.get("settle", True) else None
         try:
             guest.input.execute(action, arguments, cancelled=cancelled)
         except InputCancelled as exc:
@@ -108,8 +108,8 @@ def gui(guest: Guest, request: Request) -> Response:
         except (UnknownKey, KeyError, TypeError, ValueError, OverflowError, struct.error) as exc:
             raise RequestError(400, str(exc), code="invalid_arguments", input_events_emitted=False) from exc
         settle_ms = 0.0
-        if baseline is not None:
-            settle_ms = guest.screen.wait_until_settled(_within(guest.settle, deadline), baseline)
+        if mark is not None:
+            settle_ms = guest.settler.wait(_within(guest.settle, deadline), mark)
     finally:
         guest._gui_lock.release()
     return Response({"input_events_emitted": True, "settle_ms": settle_ms})
@@ -127,7 +127,7 @@ def settle(guest: Guest, request: Request) -> Response:
         )
     except (TypeError, ValueError) as exc:
         raise RequestError(400, f"Settle thresholds must be numbers of milliseconds: {exc}.") from exc
-    return Response({"settle_ms": guest.screen.wait_until_settled(_within(config, _deadline(payload)))})
+    return Response({"settle_ms": guest.settler.wait(_within(config, _deadline(payload)))})
 
 
 def _deadline(payload: dict[str, Any]) -> float:

@@ -9,7 +9,9 @@ import threading
 import time
 from typing import Any
 
-from osworld_mcp_env.guest.screen import Screen, SettleConfig
+from osworld_mcp_env.guest.damage import DamageWatch
+from osworld_mcp_env.guest.screen import Screen
+from osworld_mcp_env.guest.settle import SettleConfig, Settler
 from osworld_mcp_env.guest.transport import RequestError
 from osworld_mcp_env.guest.user_session import SessionConfig, UserSession
 from osworld_mcp_env.guest.windows import WindowManager
@@ -29,6 +31,7 @@ class Guest:
         self.input = InputDevice(self.xconn)
         self.windows = WindowManager(self.xconn)
         self.settle = settle or SettleConfig()
+        self.settler = Settler(DamageWatch())
         self.user = UserSession(session or SessionConfig.from_env())
         self.home = self.user.config.home
         self._children: list[subprocess.Popen] = []

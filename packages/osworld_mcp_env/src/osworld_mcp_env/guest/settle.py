@@ -1,0 +1,183 @@
+"""The settle wait: how the guest knows the screen shows the input's whole effect.
+
+Two witnesses, both cheap and both exact in time. The X server reports every
+change it draws (:class:`~osworld_mcp_env.guest.damage.DamageWatch`), so no
+pixels are grabbed or compared. The kernel reports every thread that ran or
+waits for a CPU (:class:`CpuMeter`, nanosecond run times per thread), which
+covers what changes without drawing yet: an app that received the input and is
+still computing, a document loading behind a frozen progress bar, a client
+preempted on a busy host. An app that reacts to input is woken the instant the
+server delivers it, so "nothing drew and nothing ran" for a few milliseconds
+means nothing is coming; the windows below can be short because the CPU check
+stands guard, not because apps are assumed fast.
+
+The third witness is the apps' own timers. LibreOffice refreshes its toolbars,
+Name Box, formula bar and status bar (``Sum=``) from a timer some 300 ms after
+the input, without drawing or computing in between; neither damage nor CPU
+shows that a change is still coming. An app's main loop sleeps in
+``poll``/``epoll_wait`` with its next timer as the timeout, and
+``/proc/PID/syscall`` shows it. Once the input has drawn something, a desktop
+user's main thread asleep on a timer due within ``timer_horizon_ms`` of the
+input is a change announced. Timers due later (a caret's 500 ms blink, idle
+housekeeping, LibreOffice's cascade of ever longer timers) are not waited for,
+and an input that drew nothing waits for no timer: what was pending before it
+is not its effect. The syscall numbers are x86-64's; elsewhere this witness is
+absent and the two others remain.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import time
+from dataclasses import dataclass
+
+from osworld_mcp_env.guest.damage import DamageWatch
+
+
+@dataclass(frozen=True)
+class SettleConfig:
+    """How long the desktop must stay still after an input.
+
+    Activity is a change drawn on the screen, a thread of the desktop waiting
+    for or on a CPU, the desktop using at least ``busy_fraction`` of one core
+    between two polls, or an app's main loop asleep on a timer of at most
+    ``timer_horizon_ms``. The desktop counts as settled once it was inactive for
+    ``quiet_ms`` after a drawn change, or for ``first_change_ms`` when nothing
+    was drawn yet (the input had no visible effect). ``max_ms`` caps the wait for
+    animations, playing media and processes that never rest.
+    """
+
+    first_change_ms: float = 6.0
+    quiet_ms: float = 12.0
+    max_ms: float = 1500.0
+    poll_ms: float = 2.0
+    busy_fraction: float = 0.3
+    timer_horizon_ms: float = 400.0
+
+
+@dataclass(frozen=True)
+class CpuSample:
+    """What the desktop's threads had done at one instant."""
+
+    time: float
+    """``time.monotonic()`` of the sample."""
+    run_s: float
+    """CPU time of every thread, except the guest server's own, in seconds."""
+    runnable: int
+    """Threads running or waiting for a CPU at that instant."""
+    timers: dict[str, tuple[int, float]]
+    """Per desktop user's main thread asleep on a timer: (its run time in ns, the timeout in ms)."""
+
+
+# x86-64 syscall number -> index of its millisecond timeout in /proc/PID/syscall's fields.
+TIMEOUT_FIELD = {7: 3, 232: 4, 281: 4} if platform.machine() == "x86_64" else {}  # poll, epoll_(p)wait
+
+
+class CpuMeter:
+    """The threads of every process in this PID namespace, except the guest server's."""
+
+    def __init__(self) -> None:
+        self._self = str(os.getpid())
+
+    def sample(self) -> CpuSample:
+        """Reads each thread's state and nanosecond run time (``schedstat``) from ``/proc``."""
+        run_ns = 0
+        runnable = 0
+        timers: dict[str, tuple[int, float]] = {}
+        for pid in os.listdir("/proc"):
+            if not pid.isdigit() or pid == self._self:
+                continue
+            try:
+                tids = os.listdir(f"/proc/{pid}/task")
+                user = os.stat(f"/proc/{pid}").st_uid != 0  # not the infrastructure
+            except OSError:
+                continue  # exited
+            for tid in tids:
+                try:
+                    with open(f"/proc/{pid}/task/{tid}/schedstat", "rb") as f:
+                        thread_ns = int(f.read().split(maxsplit=1)[0])
+                    with open(f"/proc/{pid}/task/{tid}/stat", "rb") as f:
+                        state = f.read().rsplit(b")", 1)[1].split(maxsplit=1)[0]
+                except (OSError, IndexError, ValueError):
+                    continue
+                run_ns += thread_ns
+                if state == b"R":
+                    runnable += 1
+                elif user and tid == pid and (timeout := _timer_ms(pid)) is not None:
+                    timers[pid] = (thread_ns, timeout)
+        return CpuSample(time.monotonic(), run_ns / 1e9, runnable, timers)
+
+
+def _timer_ms(pid: str) -> float | None:
+    """The timeout a sleeping main thread waits on in poll or epoll (None: none or unknown)."""
+    try:
+        with open(f"/proc/{pid}/syscall", "rb") as f:
+            fields = f.read().split()
+        index = TIMEOUT_FIELD.get(int(fields[0]))
+        if index is None:
+            return None
+        timeout = int(fields[index], 16) & 0xFFFFFFFF
+    except (OSError, IndexError, ValueError):
+        return None  # running again, exited, or not in a syscall
+    return None if timeout >= 0x80000000 else float(timeout)  # negative: no timeout
+
+
+@dataclass(frozen=True)
+class SettleMark:
+    """The desktop's state just before an input, so the wait counts what the input caused."""
+
+    changes: int
+    cpu: CpuSample
+
+
+class Settler:
+    """Waits until the desktop is still, from damage reports and thread run times."""
+
+    def __init__(self, damage: DamageWatch, cpu: CpuMeter | None = None) -> None:
+        self._damage = damage
+        self._cpu = cpu or CpuMeter()
+
+    def mark(self) -> SettleMark:
+        """Taken before an input: changes and work after it count as the input's."""
+        return SettleMark(self._damage.latest()[0], self._cpu.sample())
+
+    def wait(self, config: SettleConfig, mark: SettleMark | None = None) -> float:
+        """Blocks until the desktop is still or ``config.max_ms`` passed; returns milliseconds waited.
+
+        Args:
+            config: The thresholds.
+            mark: Taken before the input; without it the wait starts from now.
+        """
+        start = time.monotonic()
+        mark = mark or self.mark()
+        changes, previous = mark.changes, mark.cpu
+        horizon = start + config.timer_horizon_ms / 1000
+        due: dict[str, tuple[int, float]] = {}  # main thread -> (its run ns, when its timer fires)
+        drawn = False
+        last_activity = start
+        while True:
+            time.sleep(config.poll_ms / 1000)
+            count, last_change = self._damage.latest()
+            sample = self._cpu.sample()
+            now = sample.time
+            if count != changes:
+                changes, drawn = count, True
+                last_activity = max(last_activity, last_change)
+            # A thread that ran since the last look entered a new sleep: its timer starts now.
+            due = {
+                pid: (ns, due[pid][1] if pid in due and due[pid][0] == ns else now + timeout / 1000)
+                for pid, (ns, timeout) in sample.timers.items()
+            }
+            span = sample.time - previous.time
+            used = (sample.run_s - previous.run_s) / span if span > 0 else 0.0
+            announced = drawn and any(now <= fires <= horizon for _, fires in due.values())
+            if sample.runnable or used >= config.busy_fraction or announced:
+                last_activity = now
+            previous = sample
+            if (now - start) * 1000 >= config.max_ms:
+                break
+            window = config.quiet_ms if drawn else config.first_change_ms
+            if (now - last_activity) * 1000 >= window:
+                break
+        return (time.monotonic() - start) * 1000
