@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import time
-
 import pytest
+from polling import wait_until
 
 pytestmark = pytest.mark.desktop
 
@@ -20,10 +19,12 @@ def test_ctrl_alt_t_opens_a_terminal_of_the_desktop_user(make_env):
         {"name": "computer_use", "arguments": {"action": "key", "keys": ["ctrl", "alt", "t"]}}
     )
     assert "error" not in info, info["error"]
-    deadline = time.monotonic() + DEADLINE_S
-    while obs["active_app"] != "os":  # the terminal's app name (apps.py)
-        assert time.monotonic() < deadline, f"no terminal is active: {info['active_window']!r}"
+
+    def terminal_active() -> dict | None:
         obs, _r, _t, _tr, info = env.step(WAIT)
+        return info if obs["active_app"] == "os" else None  # the terminal's app name (apps.py)
+
+    info = wait_until(terminal_active, DEADLINE_S, "an active terminal window")
     assert "Terminal" in info["active_window"]  # what OSWorld's tasks pass to activate_window
     # The terminal (and the shell in it) belong to the desktop user, not to the window manager's uid.
     obs, _r, _t, _tr, info = env.step(
