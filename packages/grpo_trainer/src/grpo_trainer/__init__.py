@@ -28,4 +28,4 @@ __all__ = [
 
 import gymnasium as _gym
 
-_gym.register(id="ToolOrGui-v0", entry_point="grpo_trainer.toy_env:ToolOrGuiEnv", disable_env_checker=True)
+_gym.register(id="ToolOrGui-v0", entry_point="grpo_trainer.toy_env:ToolOrGuiEnv")

@@ -24,7 +24,15 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from osworld_mcp_env.actions import BASH, ActionLimits, GuiAction, ToolCall, parse_action
+from osworld_mcp_env.actions import (
+    BASH,
+    COMPUTER_USE_ACTIONS,
+    ActionLimits,
+    Executor,
+    GuiAction,
+    ToolCall,
+    parse_action,
+)
 from osworld_mcp_env.apps import app_from_wm_class
 from osworld_mcp_env.backends import Desktop, make_desktop
 from osworld_mcp_env.deadline import budget, deadline
@@ -356,7 +364,7 @@ class OSWorldMCPEnv(gym.Env[dict[str, Any], Call]):
     def _run_gui(self, action: GuiAction, info: StepInfo) -> tuple[ActionError | None, bool]:
         if action.ends_episode:
             return None, True
-        if action.action == "wait":
+        if COMPUTER_USE_ACTIONS[action.action].executor is Executor.ENV:  # `wait`: the env waits
             return self._wait(action.arguments["time"]), False
         expected_layout = None
         if self.config.stale_guard and action.frame_id is not None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from osworld_mcp_env.backends.base import Desktop, ExecResult, Frame, GuiResult, WindowInfo
+from osworld_mcp_env.backends.base import Desktop, ExecResult, GuiResult, ScreenCapture, WindowInfo
 from osworld_mcp_env.registry import Registry
 
 BackendFactory = Callable[..., Desktop]
@@ -44,8 +44,8 @@ __all__ = [
     "BACKENDS",
     "Desktop",
     "ExecResult",
-    "Frame",
     "GuiResult",
+    "ScreenCapture",
     "WindowInfo",
     "make_desktop",
     "register_backend",

@@ -62,10 +62,6 @@ class ScreenCapture:
     active_window: WindowInfo | None = None
 
 
-# The old name, kept only while ``backends/__init__.py`` re-exports it; remove with that import.
-Frame = ScreenCapture
-
-
 @dataclass(frozen=True)
 class GuiResult:
     """What one GUI action did on the desktop."""

@@ -103,6 +103,9 @@ class SandboxProcess:
                 self.process.kill()
             with contextlib.suppress(subprocess.TimeoutExpired):
                 self.process.wait(timeout=10)
+            for stream in (self.process.stdin, self.process.stdout, self.process.stderr):
+                if stream is not None:
+                    stream.close()  # the diagnostics pipe: a dead sandbox's end would leak
         # The kernel kills the rest of the namespace asynchronously: wait for it, so
         # that close() means "no process left", not "no process left soon".
         deadline = time.monotonic() + 10
