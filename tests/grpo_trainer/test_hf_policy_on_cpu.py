@@ -1,6 +1,7 @@
 """The trainable hf: policy on a tiny random Qwen3-VL (built in code): sampling, replay, an update."""
 
 import dataclasses
+from pathlib import Path
 
 import pytest
 
@@ -11,12 +12,13 @@ import gymnasium as gym
 import torch
 from grpo_trainer.advantage import group_advantages
 from grpo_trainer.cli import build_policy
-from grpo_trainer.config import EngineSettings, GRPOConfig, OptimSettings, RolloutSettings
+from grpo_trainer.config import EngineSettings, GRPOConfig, OptimSettings, RolloutSettings, load_config
 from grpo_trainer.engine import Trainer
 from grpo_trainer.errors import ConfigError
 from grpo_trainer.hf_policy import VisionPrompt
 from grpo_trainer.rewards import RewardConfig
 from grpo_trainer.vector import make_group_env
+from hybrid_agent.errors import ConfigError as HFConfigError
 from tiny_vlm import tiny_vlm_policy
 
 CONFIG = GRPOConfig(
@@ -87,3 +89,17 @@ def test_an_update_raises_the_winners_log_probs_over_the_losers(rolled):
 def test_unknown_policies_are_refused_with_the_choices():
     with pytest.raises(ConfigError, match="'tiny' or 'hf:PATH'"):
         build_policy(GRPOConfig(policy="gpt"))
+
+
+def test_the_gpu_example_is_wired_to_the_hf_loader():
+    # No longer refused by name: it reaches hf:'s loader, which reports the missing checkpoint.
+    config = load_config(Path(__file__).parents[2] / "examples" / "grpo_qwen3vl_gpu.toml")
+    assert (config.engine.backend, config.engine.zero_stage, config.engine.precision) == (
+        "deepspeed",
+        3,
+        "bf16",
+    )
+    with pytest.raises(
+        HFConfigError, match="cannot load a Qwen-VL checkpoint from '/models/Qwen3-VL-8B-Instruct'"
+    ):
+        build_policy(config)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import resource
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -216,6 +217,7 @@ class Trainer:
                 "time/rollout_s": t1 - t0,
                 "time/score_s": t2 - t1,
                 "time/update_s": t3 - t2,
+                "memory/peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
                 "lr": self.backend.lr(),
             }
         )
