@@ -23,6 +23,7 @@ import pytest
 from osworld_mcp_env.backends.cgroups import CGROUP_ROOT
 from osworld_mcp_env.backends.framebuffer import SCREEN_FILE
 from osworld_mcp_env.backends.local import PACKAGE_DIR, LocalDesktop, LocalDesktopConfig
+from polling import wait_until
 
 pytestmark = [pytest.mark.desktop, pytest.mark.slow]
 REPO = Path(__file__).resolve().parents[2]
@@ -120,6 +121,42 @@ def test_no_process_of_the_user_survives_reset(desktop):
     survivors = before & user_pids(desktop)
     assert not survivors, f"survived reset: {survivors}"
     assert sh(desktop, "pgrep -c -x sleep").output.strip() == "0"
+
+
+def infra_processes(desktop: LocalDesktop) -> dict[int, str]:
+    found = {}
+    for pid, uid in real_uids(desktop.processes()).items():
+        if uid == desktop.uids.infra:
+            with contextlib.suppress(FileNotFoundError):
+                found[pid] = Path(f"/proc/{pid}/comm").read_text().strip()
+    return found
+
+
+def gui(desktop: LocalDesktop, action: str, **arguments):
+    return desktop.gui({"action": action, "arguments": arguments})
+
+
+def test_the_window_manager_starts_no_program_for_the_agent(desktop):
+    """Openbox runs as the infrastructure uid; its stock root menu ("Terminal emulator",
+    opened by a right click on the desktop) gave two GUI actions a shell as that uid."""
+    desktop.restart()  # no window of the user: the click lands on the root window
+    assert "root-menu" not in (desktop.ctl_dir / "openbox-rc.xml").read_text()
+    infra_before = infra_processes(desktop)
+    gui(desktop, "mouse_move", coordinate=[900, 500])
+    before = desktop.screenshot().pixels.copy()
+    gui(desktop, "right_click", coordinate=[900, 500])  # returns once the screen has settled
+    changed = int((desktop.screenshot().pixels != before).any(axis=2).sum())
+    assert changed == 0, f"a menu opened on the desktop ({changed} pixels changed)"
+    gui(desktop, "left_click", coordinate=[940, 508])  # where the stock menu's first item was
+    # Openbox handles input in order: once the shortcut's terminal is up, the click before it
+    # has been handled too, so any program it started would be running now.
+    gui(desktop, "key", keys=["ctrl", "alt", "t"])
+    wait_until(
+        lambda: sh(desktop, "pgrep -u 1000 -x xfce4-terminal").returncode == 0,
+        what="the Ctrl+Alt+T terminal as the desktop user",
+    )
+    started = set(infra_processes(desktop).items()) - set(infra_before.items())
+    assert not started, f"started as the infrastructure uid: {started}"
 
 
 def test_symlinks_planted_in_home_do_not_reach_the_host(desktop, tmp_path):

@@ -36,16 +36,14 @@ fbdir=()
 "${no_caps[@]}" Xvfb "$DISPLAY" -screen 0 "$OSWORLD_SCREEN" -nolisten tcp -noreset "${fbdir[@]}" \
   2>"$log/xvfb.log" &
 wait_for_socket "/tmp/.X11-unix/X${DISPLAY#:}" 1000
-# Openbox's own default configuration, plus Ubuntu's Ctrl+Alt+T terminal shortcut,
-# which OSWorld's tasks press (terminal-hotkey.sh starts the terminal as the user).
-openbox_rc=/etc/xdg/openbox/rc.xml
-if [ -r "$openbox_rc" ] && grep -q '^<keyboard>' "$openbox_rc"; then
-  keys="$OSWORLD_CTL/openbox-keys.xml"
-  printf '  <keybind key="C-A-t"><action name="Execute"><command>/bin/sh %s</command></action></keybind>\n' \
-    "$(dirname "$0")/terminal-hotkey.sh" >"$keys"
-  sed "/^<keyboard>/r $keys" "$openbox_rc" >"$OSWORLD_CTL/openbox-rc.xml"
-  openbox_rc="$OSWORLD_CTL/openbox-rc.xml"
-fi
+# Openbox runs as the infrastructure uid: its stock configuration starts programs from the
+# root menu and from key bindings, which the agent's clicks and keys reach. Only a sanitized
+# copy is used (window management only, see openbox_config.py), plus Ubuntu's Ctrl+Alt+T
+# terminal shortcut that OSWorld's tasks press (terminal-hotkey.sh starts it as the user).
+# No configuration, no window manager: the stock file must never be the fallback.
+"$OSWORLD_PYTHON" -m osworld_mcp_env.guest.openbox_config /etc/xdg/openbox/rc.xml "$OSWORLD_CTL" \
+  "/bin/sh $(dirname "$0")/terminal-hotkey.sh" 2>"$log/openbox-config.log" || exit 1
+openbox_rc="$OSWORLD_CTL/openbox-rc.xml"
 "${no_caps[@]}" openbox --sm-disable --config-file "$openbox_rc" 2>"$log/openbox.log" &
 if [ "${OSWORLD_MCP:-0}" = 1 ]; then
   HOME=$user_home "$OSWORLD_PYTHON" -m osworld_mcp_env.mcp_servers.cli all --uds "$OSWORLD_CTL/mcp.sock" \
