@@ -23,6 +23,7 @@ from osworld_mcp_env.tasks import (
     TaskLibrary,
     TaskRunConfig,
     bundled_solution,
+    default_library,
     load_split,
     load_task,
     materialize_bundled_files,
@@ -95,6 +96,22 @@ def test_library_finds_real_tasks_by_id_and_suggests_close_ids():
     assert task.snapshot == "libreoffice_calc"
     with pytest.raises(TaskNotFound, match=re.escape("Did you mean '01b269ae-2111-4a07-81fd-3fcd711993b0'")):
         lib.load("01b269ae-2111-4a07-81fd-3fcd711993b1")
+
+
+def test_split_lists_beside_an_examples_folder_are_not_task_ids(tmp_path):
+    (tmp_path / "examples" / "os").mkdir(parents=True)
+    (tmp_path / "examples" / "os" / "t1.json").write_text('{"id": "t1"}')
+    (tmp_path / "train.json").write_text('{"os": ["t1"]}')
+    (tmp_path / "settings" / "drive").mkdir(parents=True)
+    (tmp_path / "settings" / "drive" / "settings.json").write_text("{}")
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "t2.json").write_text('{"id": "t2"}')
+    assert set(TaskLibrary([tmp_path]).index()) == {"t1"}
+    # Without an examples folder, every JSON (solutions aside) is a task file.
+    assert set(TaskLibrary([tmp_path / "other"]).index()) == {"t2"}
+    # The bundled suite keeps its splits beside its examples: they are not tasks.
+    bundled = set(default_library().index())
+    assert {"train", "test"}.isdisjoint(bundled) and "calc-column-sum" in bundled
 
 
 @needs_osworld_data

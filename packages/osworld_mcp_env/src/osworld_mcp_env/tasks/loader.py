@@ -95,7 +95,9 @@ class TaskLibrary:
     """Directories of task JSON files, searched by task id (``<id>.json`` at any depth).
 
     OSWorld's layout ``examples/<domain>/<id>.json`` works as is: register the
-    ``examples`` directory.
+    ``examples`` directory or its parent. Where a folder holds an ``examples``
+    folder, only that one holds tasks: beside it lie split lists (OSWorld's
+    ``test_all.json``, the suite's ``train.json``) and settings.
 
     Attributes:
         dirs: Directories searched in order; the first match wins.
@@ -119,7 +121,7 @@ class TaskLibrary:
             index: dict[str, Path] = {}
             for d in self.dirs:
                 for p in sorted(d.rglob("*.json")):
-                    if p.parent.name != "solutions":
+                    if p.parent.name != "solutions" and not _beside_examples(p, d):
                         index.setdefault(p.stem, p)
             self._index = index
         return self._index
@@ -142,6 +144,15 @@ class TaskLibrary:
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.index())
+
+
+def _beside_examples(path: Path, top: Path) -> bool:
+    """True when ``path`` lies in a folder that has an ``examples`` folder, outside that folder."""
+    for folder in path.relative_to(top).parents:
+        base = top / folder
+        if (base / "examples").is_dir() and not path.is_relative_to(base / "examples"):
+            return True
+    return False
 
 
 def default_library() -> TaskLibrary:
