@@ -49,6 +49,10 @@ def test_brightness_decrease_keeps_structure(tmp_path: Path):
     # Darker but mirrored: the normalised images differ (MSE >= 0.03): 0.
     mirrored = ImageEnhance.Brightness(scene().transpose(Image.Transpose.FLIP_LEFT_RIGHT)).enhance(0.7)
     assert check(save(tmp_path, "m.png", mirrored), original) == 0.0
+    # `threshold` (OSWorld's keyword, default 0.03) bounds the MSE: every MSE of [0, 1] pixels is
+    # below 1, so the mirrored image passes at 1.0; no MSE is below 0, so nothing passes at 0.
+    assert check(save(tmp_path, "m.png", mirrored), original, threshold=1.0) == 1.0
+    assert check(darker, original, threshold=0.0) == 0.0
     # A black result: normalising divides by a zero brightness inside OSWorld.
     with pytest.raises(ZeroScore):
         check(save(tmp_path, "k.png", Image.new("RGB", (96, 96))), original)

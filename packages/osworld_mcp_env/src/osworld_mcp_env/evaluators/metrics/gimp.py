@@ -91,15 +91,20 @@ def _same_by_mse(a: Image.Image, b: Image.Image, threshold: float) -> bool:
     return bool(np.mean((x - y) ** 2) < threshold)
 
 
-@register_metric("check_brightness_decrease_and_structure_sim")
-def check_brightness_decrease_and_structure_sim(result: Any, expected: Any, **options: Any) -> float:
-    """1 when the result is darker than the original and, both brought to mean brightness 128, MSE < 0.03."""
+@register_metric("check_brightness_decrease_and_structure_sim", options=("threshold",))
+def check_brightness_decrease_and_structure_sim(
+    result: Any, expected: Any, threshold: float = 0.03, **options: Any
+) -> float:
+    """1 when the result is darker and, both brought to mean brightness 128, MSE < ``threshold``.
+
+    ``threshold`` is OSWorld's keyword (default 0.03); multi_apps/4c26e3f3 passes its own.
+    """
     images = _pair(result, expected, "check_brightness_decrease_and_structure_sim")
     if images is None:
         return 0.0
     src, tgt = images
     darker = _brightness(tgt) > _brightness(src)
-    return float(darker and _same_by_mse(_normalised(src), _normalised(tgt), 0.03))
+    return float(darker and _same_by_mse(_normalised(src), _normalised(tgt), float(threshold)))
 
 
 @register_metric("check_saturation_increase_and_structure_sim")
