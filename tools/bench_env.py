@@ -145,6 +145,24 @@ def bench_floor_and_single(steps: int, resets: int) -> dict[str, float]:
         env.close()
 
 
+def bench_writer_typing(chars: int) -> float:
+    """Seconds of one ``type`` step of ``chars`` characters at the end of a Writer document."""
+    words = ("alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "12", "345")
+    text = " ".join(words[i % len(words)] for i in range(chars))[:chars]
+
+    def gui(**arguments: object) -> float:
+        return timed_step(env, {"name": "computer_use", "arguments": arguments})[0]
+
+    env = gym.make(ENV_ID, task="writer-replace-word", enable_mcp=False, step_timeout_s=600.0)
+    try:
+        env.reset()
+        gui(action="left_click", coordinate=[960, 540])
+        gui(action="key", keys=["ctrl", "End"])
+        return gui(action="type", text=text)
+    finally:
+        env.close()
+
+
 def bench_vector(n_envs: int, steps: int, enable_mcp: bool) -> dict[str, float]:
     envs = gym.vector.AsyncVectorEnv(
         [lambda: gym.make(ENV_ID, task="calc-sum-column", enable_mcp=enable_mcp)] * n_envs,
@@ -223,6 +241,7 @@ def main() -> int:
     parser.add_argument("--steps", type=int, default=30)
     parser.add_argument("--resets", type=int, default=5)
     parser.add_argument("--envs", default="1,2,4", help="comma-separated env counts for the vector rows")
+    parser.add_argument("--writer-chars", type=int, default=4000, help="typed into Writer (0: skip)")
     args = parser.parse_args()
     wall = time.perf_counter()
     single = bench_floor_and_single(args.steps, args.resets)
@@ -281,6 +300,16 @@ def main() -> int:
             "target <= 700 MB",
         ),
     ]
+    if args.writer_chars:
+        seconds = bench_writer_typing(args.writer_chars)
+        rows.append(
+            (
+                f"env.step type {args.writer_chars} chars into Writer",
+                f"{seconds:.1f} s",
+                "",
+                f"{seconds / args.writer_chars * 1000:.1f} ms a character, until the document holds them",
+            )
+        )
     base = None
     for n in [int(x) for x in args.envs.split(",") if x]:
         result = bench_vector(n, args.steps, enable_mcp=False)

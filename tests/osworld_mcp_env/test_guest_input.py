@@ -113,6 +113,36 @@ def test_key_chord_and_typing_reach_the_window(xev_desktop):
     assert typed == "aZ!é"
 
 
+def typed_text(log: str) -> str:
+    """What the key presses of an xev log type, from xev's UTF-8 lookup of each press."""
+    typed = ""
+    for block in log.split("\n\n"):
+        if block.strip().startswith("KeyPress"):
+            lookup = re.search(r'XmbLookupString gives \d+ bytes: (?:\([^)]*\) )?"(.*)"', block)
+            typed += lookup.group(1) if lookup else ""
+    return typed
+
+
+PRINTABLE_ASCII = "".join(chr(c) for c in range(0x20, 0x7F))
+# Latin-1 letters, letters of other scripts (spare keycodes), symbols, and runs of
+# one character (each press a separate pair of events, none merged or dropped).
+NON_ASCII = "äöüßéçñøÆŒœ€£¥©°±µ§«»–—‘’“”…αβγΩЖжш中文字→✓"
+REPEATS = "aaaa    bbbb 1111 ....  AAAA ÄÄÄÄ ΩΩΩΩ"
+
+
+@pytest.mark.parametrize("text", [PRINTABLE_ASCII, NON_ASCII, REPEATS], ids=["ascii", "non-ascii", "repeats"])
+def test_typing_gives_exactly_the_text(xev_desktop, text):
+    assert typed_text(events_after(xev_desktop, {"action": "type", "arguments": {"text": text}})) == text
+
+
+def test_typing_leaves_no_modifier_pressed(xev_desktop):
+    log = events_after(xev_desktop, {"action": "type", "arguments": {"text": "AB" * 40 + "é"}})
+    shift = [d for d in presses(log, "KeyPress") if "Shift" in d]
+    assert shift and len(shift) == len([d for d in presses(log, "KeyRelease") if "Shift" in d])
+    log = events_after(xev_desktop, {"action": "type", "arguments": {"text": "a"}})
+    assert presses(log, "KeyPress")[0].startswith("state 0x0,"), log  # no modifier held
+
+
 # A valid value of each argument kind; coordinates inside the xev window, so no click reaches the root menu.
 SAMPLE = {
     "coordinate": [300, 300],

@@ -65,7 +65,7 @@ class CpuSample:
     run_s: float
     """CPU time of every thread, except the guest server's own, in seconds."""
     runnable: int
-    """Threads running or waiting for a CPU at that instant."""
+    """Threads running, waiting for a CPU or in uninterruptible I/O at that instant."""
     timers: dict[str, tuple[int, float]]
     """Per desktop user's main thread asleep on a timer: (its run time in ns, the timeout in ms)."""
 
@@ -102,7 +102,7 @@ class CpuMeter:
                 except (OSError, IndexError, ValueError):
                     continue
                 run_ns += thread_ns
-                if state == b"R":
+                if state in (b"R", b"D"):  # on or waiting for a CPU, or reading a disk
                     runnable += 1
                 elif user and tid == pid and (timeout := _timer_ms(pid)) is not None:
                     timers[pid] = (thread_ns, timeout)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import shlex
 import subprocess
@@ -20,6 +21,9 @@ from osworld_mcp_env.guest.xinput import InputDevice
 from osworld_mcp_env.guest.xstate import XBaseline, capture, restore, wait_for_window_manager
 
 EXECUTE_TIMEOUT_S = 120.0
+# Between batches of typed characters: the app has consumed a batch once it is idle
+# (nothing running, nothing drawn) for a few ms; its timers do not matter here.
+TYPING_PACE = SettleConfig(first_change_ms=2.0, quiet_ms=4.0, max_ms=2000.0, timer_horizon_ms=0.0)
 
 
 class Guest:
@@ -28,10 +32,10 @@ class Guest:
     def __init__(self, settle: SettleConfig | None = None, session: SessionConfig | None = None) -> None:
         self.xconn = XConnection()
         self.screen = Screen()
-        self.input = InputDevice(self.xconn)
+        self.settler = Settler(DamageWatch())
+        self.input = InputDevice(self.xconn, pace=functools.partial(self.settler.wait, TYPING_PACE))
         self.windows = WindowManager(self.xconn)
         self.settle = settle or SettleConfig()
-        self.settler = Settler(DamageWatch())
         self.user = UserSession(session or SessionConfig.from_env())
         self.home = self.user.config.home
         self._children: list[subprocess.Popen] = []
