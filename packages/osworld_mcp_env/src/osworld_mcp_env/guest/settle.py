@@ -1,6 +1,6 @@
 """The settle wait: how the guest knows the screen shows the input's whole effect.
 
-Two witnesses, both cheap and both exact in time. The X server reports every
+Three witnesses, each cheap and exact in time. The X server reports every
 change it draws (:class:`~osworld_mcp_env.guest.damage.DamageWatch`), so no
 pixels are grabbed or compared. The kernel reports every thread that ran or
 waits for a CPU (:class:`CpuMeter`, nanosecond run times per thread), which
@@ -16,13 +16,14 @@ Name Box, formula bar and status bar (``Sum=``) from a timer some 300 ms after
 the input, without drawing or computing in between; neither damage nor CPU
 shows that a change is still coming. An app's main loop sleeps in
 ``poll``/``epoll_wait`` with its next timer as the timeout, and
-``/proc/PID/syscall`` shows it. Once the input has drawn something, a desktop
-user's main thread asleep on a timer due within ``timer_horizon_ms`` of the
-input is a change announced. Timers due later (a caret's 500 ms blink, idle
-housekeeping, LibreOffice's cascade of ever longer timers) are not waited for,
-and an input that drew nothing waits for no timer: what was pending before it
-is not its effect. The syscall numbers are x86-64's; elsewhere this witness is
-absent and the two others remain.
+``/proc/PID/syscall`` shows it. A desktop user's main thread that ran after
+the input and sleeps on a timer due within ``timer_horizon_ms`` of the input is
+a change announced (a terminal's repaint timer after a keystroke, LibreOffice's
+status bar timer). Timers due later (a caret's 500 ms blink, idle housekeeping,
+LibreOffice's cascade of ever longer timers) are not waited for, nor timers of
+threads the input did not wake: what was pending before it is not its effect.
+The syscall numbers are x86-64's; elsewhere this witness is absent and the two
+others remain.
 """
 
 from __future__ import annotations
@@ -66,8 +67,10 @@ class CpuSample:
     """CPU time of every thread, except the guest server's own, in seconds."""
     runnable: int
     """Threads running, waiting for a CPU or in uninterruptible I/O at that instant."""
-    timers: dict[str, tuple[int, float]]
-    """Per desktop user's main thread asleep on a timer: (its run time in ns, the timeout in ms)."""
+    main_ns: dict[str, int]
+    """Run time in ns of each desktop user's main thread (by pid)."""
+    timers: dict[str, float]
+    """Timeout in ms of each desktop user's main thread asleep on a timer (by pid)."""
 
 
 # x86-64 syscall number -> index of its millisecond timeout in /proc/PID/syscall's fields.
@@ -84,7 +87,8 @@ class CpuMeter:
         """Reads each thread's state and nanosecond run time (``schedstat``) from ``/proc``."""
         run_ns = 0
         runnable = 0
-        timers: dict[str, tuple[int, float]] = {}
+        main_ns: dict[str, int] = {}
+        timers: dict[str, float] = {}
         for pid in os.listdir("/proc"):
             if not pid.isdigit() or pid == self._self:
                 continue
@@ -102,11 +106,13 @@ class CpuMeter:
                 except (OSError, IndexError, ValueError):
                     continue
                 run_ns += thread_ns
+                if user and tid == pid:
+                    main_ns[pid] = thread_ns
                 if state in (b"R", b"D"):  # on or waiting for a CPU, or reading a disk
                     runnable += 1
                 elif user and tid == pid and (timeout := _timer_ms(pid)) is not None:
-                    timers[pid] = (thread_ns, timeout)
-        return CpuSample(time.monotonic(), run_ns / 1e9, runnable, timers)
+                    timers[pid] = timeout
+        return CpuSample(time.monotonic(), run_ns / 1e9, runnable, main_ns, timers)
 
 
 def _timer_ms(pid: str) -> float | None:
@@ -164,14 +170,16 @@ class Settler:
             if count != changes:
                 changes, drawn = count, True
                 last_activity = max(last_activity, last_change)
-            # A thread that ran since the last look entered a new sleep: its timer starts now.
+            # Timers set after the input: their thread ran since the mark. A thread that
+            # ran since the last look entered a new sleep, so its timer starts now.
             due = {
                 pid: (ns, due[pid][1] if pid in due and due[pid][0] == ns else now + timeout / 1000)
-                for pid, (ns, timeout) in sample.timers.items()
+                for pid, timeout in sample.timers.items()
+                if (ns := sample.main_ns[pid]) != mark.cpu.main_ns.get(pid)
             }
             span = sample.time - previous.time
             used = (sample.run_s - previous.run_s) / span if span > 0 else 0.0
-            announced = drawn and any(now <= fires <= horizon for _, fires in due.values())
+            announced = any(now <= fires <= horizon for _, fires in due.values())
             if sample.runnable or used >= config.busy_fraction or announced:
                 last_activity = now
             previous = sample
