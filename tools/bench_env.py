@@ -264,10 +264,10 @@ def main() -> int:
             f"p95 {single['step_p95_ms']:.1f} ms",
         ),
         (
-            "  of which settle wait (screen + CPU still)",
+            "  of which settle wait (damage, CPU, timers)",
             f"{single['settle_ms']:.1f} ms",
             "",
-            "ends after 50 ms without change",
+            "12 ms still after the last damage, CPU use or announced timer",
         ),
         (
             "  step overhead = total - settle",

@@ -16,14 +16,17 @@ Name Box, formula bar and status bar (``Sum=``) from a timer some 300 ms after
 the input, without drawing or computing in between; neither damage nor CPU
 shows that a change is still coming. An app's main loop sleeps in
 ``poll``/``epoll_wait`` with its next timer as the timeout, and
-``/proc/PID/syscall`` shows it. A desktop user's main thread that ran after
-the input and sleeps on a timer due within ``timer_horizon_ms`` of the input is
-a change announced (a terminal's repaint timer after a keystroke, LibreOffice's
-status bar timer). Timers due later (a caret's 500 ms blink, idle housekeeping,
-LibreOffice's cascade of ever longer timers) are not waited for, nor timers of
-threads the input did not wake: what was pending before it is not its effect.
-The syscall numbers are x86-64's; elsewhere this witness is absent and the two
-others remain.
+``/proc/PID/syscall`` shows it. A desktop user's main thread that the input
+woke (it ran before the desktop first fell still) and that sleeps on a timer
+due within ``timer_horizon_ms`` of the input is a change announced, once the
+input drew something (LibreOffice's status bar timer after a click); before
+anything was drawn only a timer of at most ``repaint_timer_ms`` counts (a
+terminal echoes a keystroke from its repaint timer), since LibreOffice answers
+a mere pointer motion with timers of hundreds of ms. Timers due later (a
+caret's 500 ms blink, idle housekeeping, LibreOffice's cascade of ever longer
+timers) are not waited for, nor timers of threads the input did not wake
+(LibreOffice's main loop also wakes on its own). The syscall numbers are
+x86-64's; elsewhere this witness is absent and the two others remain.
 """
 
 from __future__ import annotations
@@ -40,13 +43,14 @@ from osworld_mcp_env.guest.damage import DamageWatch
 class SettleConfig:
     """How long the desktop must stay still after an input.
 
-    Activity is a change drawn on the screen, a thread of the desktop waiting
-    for or on a CPU, the desktop using at least ``busy_fraction`` of one core
-    between two polls, or an app's main loop asleep on a timer of at most
-    ``timer_horizon_ms``. The desktop counts as settled once it was inactive for
-    ``quiet_ms`` after a drawn change, or for ``first_change_ms`` when nothing
-    was drawn yet (the input had no visible effect). ``max_ms`` caps the wait for
-    animations, playing media and processes that never rest.
+    Activity is a change drawn on the screen, a thread of the desktop waiting for or
+    on a CPU, the desktop using at least ``busy_fraction`` of one core between two
+    polls, or the main loop of an app the input woke asleep on a timer due within
+    ``timer_horizon_ms`` of the input (of at most ``repaint_timer_ms`` while nothing
+    was drawn). The desktop counts as settled once it was inactive for ``quiet_ms``
+    after a drawn change, or for ``first_change_ms`` when nothing was drawn yet (the
+    input had no visible effect). ``max_ms`` caps the wait for animations, playing
+    media and processes that never rest.
     """
 
     first_change_ms: float = 6.0
@@ -55,6 +59,7 @@ class SettleConfig:
     poll_ms: float = 2.0
     busy_fraction: float = 0.3
     timer_horizon_ms: float = 400.0
+    repaint_timer_ms: float = 50.0
 
 
 @dataclass(frozen=True)
@@ -160,6 +165,8 @@ class Settler:
         changes, previous = mark.changes, mark.cpu
         horizon = start + config.timer_horizon_ms / 1000
         due: dict[str, tuple[int, float]] = {}  # main thread -> (its run ns, when its timer fires)
+        woken: set[str] = set()  # main threads that ran while the desktop reacted to the input
+        reacting = True
         drawn = False
         last_activity = start
         while True:
@@ -167,20 +174,30 @@ class Settler:
             count, last_change = self._damage.latest()
             sample = self._cpu.sample()
             now = sample.time
-            if count != changes:
+            drew = count != changes
+            if drew:
                 changes, drawn = count, True
                 last_activity = max(last_activity, last_change)
-            # Timers set after the input: their thread ran since the mark. A thread that
-            # ran since the last look entered a new sleep, so its timer starts now.
-            due = {
-                pid: (ns, due[pid][1] if pid in due and due[pid][0] == ns else now + timeout / 1000)
-                for pid, timeout in sample.timers.items()
-                if (ns := sample.main_ns[pid]) != mark.cpu.main_ns.get(pid)
-            }
             span = sample.time - previous.time
             used = (sample.run_s - previous.run_s) / span if span > 0 else 0.0
-            announced = any(now <= fires <= horizon for _, fires in due.values())
-            if sample.runnable or used >= config.busy_fraction or announced:
+            busy = bool(sample.runnable) or used >= config.busy_fraction
+            if reacting:
+                woken |= {pid for pid, ns in sample.main_ns.items() if ns != mark.cpu.main_ns.get(pid)}
+                reacting = busy or drew  # the reaction ends at the first still moment
+            # Timers of the threads the input woke; a thread that ran since the last look
+            # entered a new sleep, so its timer starts now. A timer of a thread that woke
+            # on its own later (LibreOffice's idle cascade) is not the input's.
+            timers: dict[str, tuple[int, float]] = {}
+            for pid, timeout in sample.timers.items():
+                if pid in woken:
+                    ns, kept = sample.main_ns[pid], due.get(pid)
+                    timers[pid] = kept if kept and kept[0] == ns else (ns, now + timeout / 1000)
+            due = timers
+            announced = any(
+                now <= fires <= horizon and (drawn or sample.timers[pid] <= config.repaint_timer_ms)
+                for pid, (_, fires) in due.items()
+            )
+            if busy or announced:
                 last_activity = now
             previous = sample
             if (now - start) * 1000 >= config.max_ms:
