@@ -121,7 +121,7 @@ class TinyPolicy(nn.Module):
         logps: list[list[float]] = [[] for _ in prompts]
         done = [False] * len(prompts)
         while not all(done):
-            logits = self.head(last) / max(temperature, 1e-6)
+            logits = (self.head(last) / max(temperature, 1e-6)).float()  # bf16 weights: sample in fp32
             step = []
             for row in range(len(prompts)):
                 if done[row]:
