@@ -16,14 +16,18 @@ pytestmark = pytest.mark.desktop
 XEV_LOG = "/tmp/xev.log"
 
 
-@pytest.fixture(scope="module")
-def xev_desktop():
-    desktop = LocalDesktop()
+def start_xev(desktop: LocalDesktop) -> None:
     desktop.launch(f"stdbuf -oL xev -geometry 600x400+100+100 > {XEV_LOG}", shell=True)
     deadline = time.monotonic() + 20
     while not any(w.title == "Event Tester" for w in desktop.windows()):
         assert time.monotonic() < deadline, "xev did not open"
         time.sleep(0.05)
+
+
+@pytest.fixture(scope="module")
+def xev_desktop():
+    desktop = LocalDesktop()
+    start_xev(desktop)
     yield desktop
     desktop.close()
 
@@ -141,6 +145,28 @@ def test_typing_leaves_no_modifier_pressed(xev_desktop):
     assert shift and len(shift) == len([d for d in presses(log, "KeyRelease") if "Shift" in d])
     log = events_after(xev_desktop, {"action": "type", "arguments": {"text": "a"}})
     assert presses(log, "KeyPress")[0].startswith("state 0x0,"), log  # no modifier held
+
+
+def test_a_keymap_the_user_filled_does_not_outlive_the_episode():
+    """The spare keycodes for characters without a key are looked up again after a reset."""
+    desktop = LocalDesktop()
+    try:
+        keymap = desktop.execute(["xmodmap", "-pke"]).output
+        empty = [line.split()[1] for line in keymap.splitlines() if line.strip().endswith("=")]
+        assert empty, keymap
+        fill = ["xmodmap"] + [arg for code in empty for arg in ("-e", f"keycode {code} = a")]
+        assert desktop.execute(fill).ok
+        status, _, body = desktop.client.request(
+            "POST", "/gui", json_body={"action": "type", "arguments": {"text": "Ω"}}
+        )
+        assert status == 400 and b"spare keycode" in body, body  # no key left to bind
+        desktop.restart()  # the keymap is back at its baseline
+        start_xev(desktop)
+        desktop.gui({"action": "left_click", "arguments": {"coordinate": [300, 300]}})
+        typed = typed_text(events_after(desktop, {"action": "type", "arguments": {"text": NON_ASCII}}))
+        assert typed == NON_ASCII
+    finally:
+        desktop.close()
 
 
 # A valid value of each argument kind; coordinates inside the xev window, so no click reaches the root menu.

@@ -80,6 +80,7 @@ class Guest:
                 child.poll()  # reap the killed
             self._children = []
         result["root_properties_deleted"] = restore(self.xconn, self._x_baseline)
+        self.input.forget_spares()
         return result
 
     def unhealthy_core(self) -> list[str]:

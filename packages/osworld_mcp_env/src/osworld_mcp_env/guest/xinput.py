@@ -135,6 +135,14 @@ class InputDevice:
             raise ValueError(f"computer_use action {action!r} emits no input")
         handler(self, args, cancelled)
 
+    def forget_spares(self) -> None:
+        """Called once the keymap is back at its baseline: spare keycodes are looked up anew.
+
+        The pool is what the keymap left empty when first needed; taken during an
+        episode, a user's ``xmodmap`` could shrink it for every later episode.
+        """
+        self._spares = None
+
     def cursor_position(self) -> tuple[int, int]:
         """The pointer position in screen pixels."""
         with self._x.session() as d:
