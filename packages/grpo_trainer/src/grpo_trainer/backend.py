@@ -12,9 +12,7 @@ number. :class:`TorchBackend` is one process; ``DeepSpeedBackend``
 from __future__ import annotations
 
 import contextlib
-import math
 import os
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -22,30 +20,7 @@ import torch
 
 from grpo_trainer.config import GRPOConfig
 from grpo_trainer.errors import CheckpointError
-
-
-def cosine_factor(update: int, total: int, warmup: int = 0) -> float:
-    """LR multiplier: linear warm-up, then cosine from 1 to 0 over the remaining updates."""
-    if update < warmup:
-        return (update + 1) / warmup
-    progress = min(1.0, (update - warmup) / max(1, total - warmup))
-    return 0.5 * (1.0 + math.cos(math.pi * progress))
-
-
-def lr_schedule(config: GRPOConfig) -> Callable[[int], float]:
-    """The LR multiplier per optimizer update (``LambdaLR``'s function), the same for every backend."""
-    optim = config.optim
-    total = optim.total_steps * optim.updates_per_batch
-    if optim.schedule == "cosine":
-        return lambda update: cosine_factor(update, total, optim.warmup_steps)
-    return lambda update: 1.0
-
-
-def adamw(config: GRPOConfig, module: torch.nn.Module) -> torch.optim.AdamW:
-    """AdamW over the trainable parameters, with the run's lr, betas and weight decay."""
-    optim = config.optim
-    params = [p for p in module.parameters() if p.requires_grad]
-    return torch.optim.AdamW(params, lr=optim.lr, betas=optim.betas, weight_decay=optim.weight_decay)
+from grpo_trainer.optim import adamw, lr_schedule
 
 
 class Backend(Protocol):

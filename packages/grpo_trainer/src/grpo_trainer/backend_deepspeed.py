@@ -41,9 +41,9 @@ from typing import Any
 
 import torch
 
-from grpo_trainer.backend import adamw, lr_schedule
 from grpo_trainer.config import GRPOConfig
 from grpo_trainer.errors import CheckpointError
+from grpo_trainer.optim import adamw, lr_schedule
 
 
 def deepspeed_config(config: GRPOConfig) -> dict[str, Any]:

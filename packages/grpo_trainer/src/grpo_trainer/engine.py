@@ -29,7 +29,7 @@ from hybrid_agent.coords import CoordinateConfig, CoordinatePolicy
 from hybrid_agent.runner import RunConfig
 
 from grpo_trainer.advantage import GroupAdvantages, group_advantages
-from grpo_trainer.backend import Backend, cosine_factor, make_backend
+from grpo_trainer.backend import Backend, make_backend
 from grpo_trainer.config import GRPOConfig
 from grpo_trainer.episode import Episode
 from grpo_trainer.errors import CheckpointError, GRPOError
@@ -37,7 +37,7 @@ from grpo_trainer.loss import policy_loss
 from grpo_trainer.policy import TrainablePolicy
 from grpo_trainer.rollout import RolloutConfig, collect_group, rebuild_messages
 
-__all__ = ["ReplayMismatch", "Trainer", "cosine_factor", "rollout_config"]
+__all__ = ["ReplayMismatch", "Trainer", "rollout_config"]
 
 
 class ReplayMismatch(GRPOError):

@@ -64,7 +64,7 @@ def computer_use_function(resolution: tuple[int, int]) -> dict[str, Any]:
 
     Args:
         resolution: ``(width, height)`` the model must address, e.g. ``(1000, 1000)`` for
-            Qwen3-VL's relative grid (see :func:`hybrid_agent.coords.prompt_resolution`).
+            Qwen3-VL's relative grid (see :func:`hybrid_agent.coords.model_space`).
     """
     width, height = resolution
     action_lines = "\n".join(f"* `{name}`: {spec.description}" for name, spec in COMPUTER_USE_ACTIONS.items())
@@ -97,7 +97,7 @@ class PromptConfig:
 
     Attributes:
         resolution: ``(width, height)`` stated in ``computer_use``; must agree with the
-            coordinate policy (``coords.prompt_resolution``).
+            coordinate policy (``coords.model_space``).
         tool_preference_hint: Add the study's "prefer a listed MCP tool" sentence when at
             least one MCP tool is shown.
         preamble: The first paragraph of the system message.
