@@ -19,7 +19,7 @@ import random
 import zlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from osworld_mcp_env.backends.base import Desktop
 from osworld_mcp_env.errors import SetupStepError, TaskNotFound
@@ -28,7 +28,6 @@ from osworld_mcp_env.tasks.context import TaskContext
 from osworld_mcp_env.tasks.setup import register_setup_step
 
 Call = dict[str, Any]
-Domain = Literal["calc", "writer", "impress", "os", "vlc", "chrome", "multi_apps"]
 DOMAINS: tuple[str, ...] = ("calc", "writer", "impress", "os", "vlc", "chrome", "multi_apps")
 SETUP_STEP = "bundled_template"
 SOURCE = "osworld-mcp-env seeded templates"
