@@ -44,7 +44,7 @@ BUTTONS: Mapping[str, int] = {"left": 1, "middle": 2, "right": 3}
 # X has no scroll events: buttons 4/5 scroll up/down, 6/7 left/right, one notch each.
 SCROLL_PIXELS_PER_NOTCH = 50
 # Characters typed per round trip: a deadline or a hang-up stops typing between batches.
-TYPE_BATCH = 32
+TYPE_BATCH = 64
 
 
 class UnknownKey(ValueError):
