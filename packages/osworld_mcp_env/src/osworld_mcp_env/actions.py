@@ -151,7 +151,8 @@ class ActionLimits:
 
     Attributes:
         max_payload_chars: Longest accepted action string (or its JSON form).
-        max_type_chars: Longest text for ``type`` (typing is ~5 ms a character).
+        max_type_chars: Longest text for ``type`` (native speed in a plain X client,
+            ~7-10 ms a character in LibreOffice Writer).
         max_keys: Most keys pressed together in one ``key`` action.
         max_wait_seconds: Longest ``wait``.
         max_scroll_pixels: Largest absolute ``pixels`` for a scroll.

@@ -151,7 +151,7 @@ class Desktop(Protocol):
     ) -> float:
         """Waits until the desktop is still; returns the milliseconds waited.
 
-        A threshold left as None takes the guest's default (``guest.screen.SettleConfig``).
+        A threshold left as None takes the guest's default (``guest.settle.SettleConfig``).
         """
         ...
 
