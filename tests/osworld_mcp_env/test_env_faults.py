@@ -10,6 +10,7 @@ deadline the env promises.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import time
@@ -158,16 +159,35 @@ def _end_cat(env) -> str:
     return _typed_file(desktop)
 
 
-LINES = "".join(f"line {i:04d} of the text that must stop.\n" for i in range(100))  # 4,000 characters
+LINES = "".join(f"line {i:04d} of the text that must stop.\n" for i in range(100))  # 3,800 characters
+
+
+@contextlib.contextmanager
+def busy_desktop(env):
+    """A process of the user spinning on a CPU for the duration.
+
+    Typing runs at native speed and waits, between batches of keys, until the desktop
+    is idle (flow control). A spinning process keeps it busy, so each batch waits the
+    pacing cap: a type of 3,800 characters then lasts minutes and is surely still
+    running when its deadline, or its client, goes. Idle, a terminal takes all of them
+    in well under a second, and nothing would be left to interrupt.
+    """
+    desktop = env.unwrapped.desktop
+    pid = desktop.execute("setsid sh -c 'while :; do :; done' >/dev/null 2>&1 & echo $!", shell=True)
+    try:
+        yield
+    finally:
+        desktop.execute(f"kill {pid.output.strip()}", shell=True)
 
 
 def test_an_interrupted_type_stops_at_the_deadline_and_does_not_spill(make_env):
     env = make_env(task="os-create-file", step_timeout_s=3.0, enable_mcp=False)
     env.reset()
     _start_cat(env)
-    elapsed, (_obs, _r, _t, _tr, info) = timed_step(
-        env, {"name": "computer_use", "arguments": {"action": "type", "text": LINES}}
-    )
+    with busy_desktop(env):
+        elapsed, (_obs, _r, _t, _tr, info) = timed_step(
+            env, {"name": "computer_use", "arguments": {"action": "type", "text": LINES}}
+        )
     assert elapsed <= 3.0 + DEADLINE_SLACK_S
     assert info["error"]["code"] == "timeout", info["error"]
     typed = info["error"]["typed"]
@@ -184,8 +204,8 @@ def test_typing_stops_when_the_client_hangs_up(make_env):
     _start_cat(env)
     desktop = env.unwrapped.desktop
     client = desktop.client
-    with pytest.raises(GuestTimeout):
-        # Typing 4,000 characters takes far more than the 1 s this request waits.
+    with busy_desktop(env), pytest.raises(GuestTimeout):
+        # On a busy desktop typing 3,800 characters takes far more than the 1 s this request waits.
         client.request(
             "POST", "/gui", json_body={"action": "type", "arguments": {"text": LINES}}, timeout=1.0
         )
