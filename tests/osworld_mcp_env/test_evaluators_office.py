@@ -210,7 +210,7 @@ def test_unimplemented_rule_types_and_options_fail_at_load():
         ev = {"func": "compare_table", "result": {"type": "vm_file", "path": "/a.xlsx", "dest": "a.xlsx"}}
         return {"id": "t", "instruction": "x", "evaluator": {**ev, "options": {"rules": [rule]}}}
 
-    with pytest.raises(TaskError, match="Unknown compare_table rule type 'sparkle'.* Known: .*sparkline"):
+    with pytest.raises(TaskError, match=r"Unknown compare_table rule type 'sparkle'.* Known: .*sparkline"):
         load_task(task({"type": "sparkle"}))
     with pytest.raises(TaskError, match="option 'tolerance' is not implemented"):
         load_task(task({**DATA, "tolerance": 2}))
