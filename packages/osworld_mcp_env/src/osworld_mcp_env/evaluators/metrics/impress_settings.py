@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import math
 import zipfile
-from collections.abc import Mapping
 from typing import Any
 from xml.etree import ElementTree
 
@@ -20,20 +19,13 @@ from pptx.enum.shapes import MSO_SHAPE_TYPE
 from pptx.exc import PackageNotFoundError
 from pptx.util import Inches
 
-from osworld_mcp_env.errors import EvaluationError
+from osworld_mcp_env.evaluators.metrics.task_rules import rule_value
 from osworld_mcp_env.evaluators.registry import ZeroScore, register_metric
 
 _OOR = "{http://openoffice.org/2001/registry}"
 _A = "{http://schemas.openxmlformats.org/drawingml/2006/main}"
 _P = "{http://schemas.openxmlformats.org/presentationml/2006/main}"
 _PPTX_ERRORS = (PackageNotFoundError, zipfile.BadZipFile, KeyError, ValueError, OSError)
-
-
-def _rule(rules: Any, key: str, metric: str) -> Any:
-    """The task's rule ``key``; a task without it is broken (OSWorld raises), not a zero."""
-    if not isinstance(rules, Mapping) or key not in rules:
-        raise EvaluationError(f"{metric}: the rules have no {key!r}, got {rules!r:.200}.")
-    return rules[key]
 
 
 def _presentation(path: Any, metric: str) -> Any:
@@ -75,7 +67,7 @@ def check_auto_saving_time(result: Any, expected: Any, **options: Any) -> float:
     The last such item wins (within it, the first such property). A property without a
     ``value`` element or with a non-integer value raises in OSWorld (0 here, with the reason).
     """
-    minutes = _rule(expected, "minutes", "check_auto_saving_time")
+    minutes = rule_value(expected, "minutes", "check_auto_saving_time")
     if not result:
         raise ZeroScore("check_auto_saving_time: no settings file (OSWorld raises)")
     try:
@@ -107,8 +99,8 @@ def check_transition(result: Any, expected: Any, **options: Any) -> float:
 
     Only the first ``<p:transition>`` of the slide is examined; no such slide: 0.
     """
-    index = _rule(expected, "slide_idx", "check_transition")
-    kind = _rule(expected, "transition_type", "check_transition")
+    index = rule_value(expected, "slide_idx", "check_transition")
+    kind = rule_value(expected, "transition_type", "check_transition")
     if not result:
         raise ZeroScore("check_transition: no presentation (OSWorld raises)")
     try:
@@ -164,7 +156,7 @@ def evaluate_presentation_fill_to_rgb_distance(result: Any, expected: Any, **opt
     Distance is Euclidean over the RGB cube's diagonal; a slide that is not a solid
     colour (its own or its master's), or still has ``original_rgb``, counts 1.
     """
-    rgb = _rule(expected, "rgb", "evaluate_presentation_fill_to_rgb_distance")
+    rgb = rule_value(expected, "rgb", "evaluate_presentation_fill_to_rgb_distance")
     original = expected.get("original_rgb")
     prs = _presentation(result, "evaluate_presentation_fill_to_rgb_distance")
     slides = list(prs.slides)
@@ -268,7 +260,7 @@ def check_page_number_colors(result: Any, expected: Any, **options: Any) -> floa
 
     A colour name other than red, blue, green or black passes any parsable colour.
     """
-    colour = _rule(expected, "color", "check_page_number_colors")
+    colour = rule_value(expected, "color", "check_page_number_colors")
     if not result:
         raise ZeroScore("check_page_number_colors: no presentation (OSWorld raises)")
     try:

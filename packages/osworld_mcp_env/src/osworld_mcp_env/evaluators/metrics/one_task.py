@@ -14,7 +14,6 @@ import re
 import sqlite3
 import unicodedata
 import zipfile
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -26,14 +25,8 @@ from PIL import Image, ImageChops
 from rapidfuzz import fuzz
 
 from osworld_mcp_env.errors import EvaluationError
+from osworld_mcp_env.evaluators.metrics.task_rules import rule_value
 from osworld_mcp_env.evaluators.registry import ZeroScore, register_metric
-
-
-def _rule(rules: Any, key: str, metric: str) -> Any:
-    """The task's rule ``key``; a task without it is broken (OSWorld raises), not a zero."""
-    if not isinstance(rules, Mapping) or key not in rules:
-        raise EvaluationError(f"{metric}: the rules have no {key!r}, got {rules!r:.200}.")
-    return rules[key]
 
 
 @register_metric("run_sqlite3")
@@ -43,7 +36,7 @@ def run_sqlite3(result: Any, expected: Any, **options: Any) -> float:
     The database is opened read-only and with ``trusted_schema`` off, so the agent's
     schema cannot run functions with side effects; the value is OSWorld's either way.
     """
-    sql = _rule(expected, "sql", "run_sqlite3")
+    sql = rule_value(expected, "sql", "run_sqlite3")
     if not result or not Path(result).is_file():
         raise ZeroScore("run_sqlite3: no database file (OSWorld raises)")
     try:
@@ -82,7 +75,7 @@ def compare_conference_city_in_order(result: Any, expected: Any, **options: Any)
     error while comparing (fewer expected entries than cells, an entry that is neither
     text nor a list) scores 0, as OSWorld catches it.
     """
-    cities = _rule(expected, "expected", "compare_conference_city_in_order")
+    cities = rule_value(expected, "expected", "compare_conference_city_in_order")
     if not result:
         raise ZeroScore("compare_conference_city_in_order: no workbook (OSWorld raises)")
     try:
@@ -109,7 +102,7 @@ def fuzzy_place_math(result: Any, expected: Any, **options: Any) -> float:
     Words are the whitespace-split texts of all paragraphs; unless there are exactly
     three, the score is 0 (OSWorld's rule, whatever number the instruction asks for).
     """
-    answers = _rule(expected, "expected", "fuzzy_place_math")
+    answers = rule_value(expected, "expected", "fuzzy_place_math")
     if result is None:
         return 0.0
     try:

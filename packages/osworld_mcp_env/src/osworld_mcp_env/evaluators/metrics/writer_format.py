@@ -22,9 +22,9 @@ from docx.opc.exceptions import PackageNotFoundError
 from docx.text.paragraph import Paragraph
 from rapidfuzz import fuzz
 
-from osworld_mcp_env.errors import EvaluationError
 from osworld_mcp_env.evaluators.metrics.cielab import ciede2000, srgb_to_lab
 from osworld_mcp_env.evaluators.metrics.docs import compare_docx_files
+from osworld_mcp_env.evaluators.metrics.task_rules import rule_value
 from osworld_mcp_env.evaluators.registry import ZeroScore, register_metric
 
 # What python-docx raises on a file that is not a readable .docx (OSWorld logs it and returns 0).
@@ -43,13 +43,6 @@ def _document(path: Any) -> Any:
         return None
 
 
-def _rule(rules: Any, key: str, metric: str) -> Any:
-    """The task's rule ``key``; a task without it is broken (OSWorld raises), not a zero."""
-    if not isinstance(rules, Mapping) or key not in rules:
-        raise EvaluationError(f"{metric}: the rules have no {key!r}, got {rules!r:.200}.")
-    return rules[key]
-
-
 @register_metric("find_default_font")
 def find_default_font(result: Any, expected: Any, **options: Any) -> float:
     """1 when Writer's default font (``registrymodifications.xcu``) is ``rules["font_name"]``.
@@ -57,7 +50,7 @@ def find_default_font(result: Any, expected: Any, **options: Any) -> float:
     The value of the last ``Standard`` property under ``/org.openoffice.Office.Writer/DefaultFont``
     wins; an unreadable file means no default font (OSWorld logs the error and compares None).
     """
-    want = _rule(expected, "font_name", "find_default_font")
+    want = rule_value(expected, "font_name", "find_default_font")
     if not result:
         return 0.0
     font = None
@@ -102,7 +95,7 @@ def compare_font_names(result: Any, expected: Any, **options: Any) -> float:
 
     A run that inherits its font from a style has no name (None) and fails, as in OSWorld.
     """
-    want = _rule(expected, "font_name", "compare_font_names")
+    want = rule_value(expected, "font_name", "compare_font_names")
     doc = _document(result)
     if doc is None:
         return 0.0
