@@ -20,9 +20,9 @@ from osworld_mcp_env.guest.xinput import InputCancelled, UnknownKey
 
 @route("/frame", "GET")
 def frame(guest: Guest, request: Request) -> Response:
-    """A raw BGRA capture: no PNG cost; id and size (and layout hash with ``?layout=1``) in headers."""
+    """A raw BGRA capture: no PNG cost; size (and layout hash with ``?layout=1``) in headers."""
     shot = guest.screen.grab()
-    headers = {"X-Frame-Id": str(shot.frame_id), "X-Width": str(shot.width), "X-Height": str(shot.height)}
+    headers = {"X-Width": str(shot.width), "X-Height": str(shot.height)}
     if request.query.get("layout") == "1":
         headers["X-Layout-Hash"] = guest.windows.layout_hash()
     # The focused window rides along: one round trip per observation instead of two.

@@ -17,21 +17,18 @@ from PIL import Image
 
 @dataclass(frozen=True)
 class RawFrame:
-    """A BGRA capture with its monotonic id."""
+    """A BGRA capture of the whole screen."""
 
     bgra: memoryview
     width: int
     height: int
-    frame_id: int
 
 
 class Screen:
     """Thread-safe screen grabber of one X display."""
 
     def __init__(self) -> None:
-        self._lock = threading.Lock()
         self._local = threading.local()
-        self._frame_id = 0
 
     def _grabber(self) -> mss.base.MSSBase:
         # mss handles are per thread: the server answers each request in its own thread.
@@ -48,14 +45,11 @@ class Screen:
         return monitor["width"], monitor["height"]
 
     def grab(self) -> RawFrame:
-        """Captures the whole screen as BGRA and gives it the next frame id."""
+        """Captures the whole screen as BGRA."""
         sct = self._grabber()
         shot = sct.grab(sct.monitors[0])
-        with self._lock:
-            self._frame_id += 1
-            frame_id = self._frame_id
         # No copy: the buffer is this thread's and is reused only by its next grab.
-        return RawFrame(memoryview(shot.raw).cast("B"), shot.width, shot.height, frame_id)
+        return RawFrame(memoryview(shot.raw).cast("B"), shot.width, shot.height)
 
     def png(self) -> bytes:
         """Captures the screen as PNG (the OSWorld ``/screenshot`` contract)."""

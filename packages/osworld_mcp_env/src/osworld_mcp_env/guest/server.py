@@ -3,7 +3,7 @@
 Same request and response shapes as OSWorld's ``desktop_env/server/main.py`` for
 the endpoints both have, so one client drives official OSWorld VM images and
 this project's desktops. Additions are new paths, never changes to old ones:
-``GET /frame`` (raw BGRA with a frame id and layout hash), ``POST /gui`` (one
+``GET /frame`` (raw BGRA with its size and layout hash), ``POST /gui`` (one
 ``computer_use`` action executed through XTest, then a settle wait),
 ``GET /windows`` and ``GET /health``.
 
