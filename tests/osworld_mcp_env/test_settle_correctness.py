@@ -13,10 +13,13 @@ between, so no settle wait short of seconds sees them.
 from __future__ import annotations
 
 import sys
+import time
 from pathlib import Path
+from typing import cast
 
 import pytest
 from osworld_mcp_env.actions import INPUT_ACTIONS
+from osworld_mcp_env.env import OSWorldMCPEnv
 
 sys.path.insert(0, str(Path(__file__).parents[2] / "tools"))
 
@@ -32,5 +35,23 @@ def test_every_action_kind_returns_the_settled_screen(make_env):
     outcomes = [o for task in SAMPLE for o in settle_check.check_task(env, task, rounds=1, wait_s=2.0)]
     kinds = {o.action["action"] for o in outcomes}
     assert kinds == set(INPUT_ACTIONS)
+    misses = [o for o in outcomes if not o.settled and not o.caret_blink]
+    assert not misses, settle_check.report(outcomes)
+
+
+def test_the_reset_observation_shows_the_loaded_task(make_env):
+    """LibreOffice refreshes its toolbars from a timer after a document is drawn: reset waits for it.
+
+    Without the wait, 4 of 6 Writer resets returned a frame whose whole toolbar
+    row was repainted some 70 ms later.
+    """
+    env = make_env(enable_mcp=False)
+    outcomes = []
+    for task in ("writer-replace-word", "calc-sum-column") * 2:
+        obs, _info = env.reset(options={"task": task})
+        desktop = cast(OSWorldMCPEnv, env.unwrapped).desktop
+        time.sleep(1.0)  # a later frame: what the task's screen settles to
+        later = desktop.screenshot().pixels
+        outcomes.append(settle_check.compare(task, 0, {"action": "reset"}, 0.0, obs["screenshot"], later))
     misses = [o for o in outcomes if not o.settled and not o.caret_blink]
     assert not misses, settle_check.report(outcomes)
