@@ -1,7 +1,7 @@
-"""run_sqlite3, compare_conference_city_in_order, fuzzy_place_math, compare_zip_files on hand-made files.
+"""Metrics one OSWorld task each uses (run_sqlite3, check_font_size, ...) on hand-made files.
 
-Each expected number follows OSWorld's own function (general.py, table.py, vscode.py);
-the comment beside it says which step gives it.
+Each expected number follows OSWorld's own function (general.py, table.py, vscode.py,
+chrome.py, gimp.py); the comment beside it says which step gives it.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import openpyxl
 import pytest
 from osworld_mcp_env.errors import EvaluationError
 from osworld_mcp_env.evaluators import METRICS, ZeroScore
-from PIL import Image
+from PIL import Image, ImageDraw
 from rapidfuzz import fuzz
 
 
@@ -163,3 +163,56 @@ def test_compare_image_list_needs_every_pair_pixel_equal(tmp_path: Path):
     # A missing result image (the getter gives None): 0. A single path is one pair.
     assert fn([same[0], None], gold) == 0.0
     assert fn(same[0], gold[0]) == 1.0
+
+
+def test_check_font_size_value_and_open_range():
+    fn = metric("check_font_size")
+    # The task's rule: 16 < size < 99999, open at both ends (OSWorld's `min < x < max`).
+    task_rule = {"type": "range", "min": 16, "max": 99999}
+    assert fn({"default_font_size": 20}, task_rule) == 1.0
+    # Chrome's default 16 is not above 16: 0.
+    assert fn({"default_font_size": 16}, task_rule) == 0.0
+    # `value`: plain equality.
+    assert fn({"default_font_size": 16}, {"type": "value", "value": 16}) == 1.0
+    assert fn({"default_font_size": 17}, {"type": "value", "value": 16}) == 0.0
+    # No settings: OSWorld indexes None and raises -> 0 with the reason.
+    with pytest.raises(ZeroScore, match="no font settings"):
+        fn(None, task_rule)
+    # Another rule type: OSWorld raises TypeError, a broken task rather than a 0.
+    with pytest.raises(EvaluationError, match="'exact'"):
+        fn({"default_font_size": 16}, {"type": "exact"})
+
+
+def triangle(path: Path, mode: str, shift: int, *, marker: bool) -> str:
+    """A 100x100 white picture with a yellow triangle whose centroid is (50, 50 + shift)."""
+    picture = Image.new("RGB", (100, 100), "white")
+    draw = ImageDraw.Draw(picture)
+    draw.polygon([(50 + shift, 38), (38 + shift, 56), (62 + shift, 56)], fill=(255, 255, 0))
+    if marker:
+        picture.putpixel((0, 0), (255, 0, 0))  # the rarest colour, so index 1 is the triangle's
+    picture.convert(mode).save(path)
+    return str(path)
+
+
+def test_check_triangle_position_takes_the_second_rarest_colour(tmp_path: Path):
+    fn = metric("check_triangle_position")
+    # Three colours: counts ascending are red (1), yellow, white; index 1 is the triangle,
+    # whose centroid is within 5 px (5 % of 100) of (50, 50) -> 1.
+    assert fn(triangle(tmp_path / "mid.png", "RGB", 0, marker=True), None) == 1.0
+    # The same triangle 30 px left: its centroid column is ~20 -> 0.
+    assert fn(triangle(tmp_path / "side.png", "RGB", -30, marker=True), None) == 0.0
+    # OSWorld's quirk: with two colours, index 1 of the ascending counts is the white
+    # background, whose centroid stays near the middle (column ~50.2) -> 1 for a triangle on the side.
+    assert fn(triangle(tmp_path / "two.png", "RGB", -30, marker=False), None) == 1.0
+    # RGBA is read the same way (four channels per colour, all opaque here).
+    assert fn(triangle(tmp_path / "mid_rgba.png", "RGBA", 0, marker=True), None) == 1.0
+    assert fn(triangle(tmp_path / "side_rgba.png", "RGBA", -30, marker=True), None) == 0.0
+    # No file: 0 (OSWorld's first test).
+    assert fn(None, None) == 0.0
+    # A grey picture has no channel axis (OSWorld's `shape[2]` raises), one colour has no index 1.
+    with pytest.raises(ZeroScore, match="colour axis"):
+        fn(triangle(tmp_path / "grey.png", "L", 0, marker=True), None)
+    blank = tmp_path / "blank.png"
+    Image.new("RGB", (10, 10), "white").save(blank)
+    with pytest.raises(ZeroScore, match="one colour"):
+        fn(str(blank), None)

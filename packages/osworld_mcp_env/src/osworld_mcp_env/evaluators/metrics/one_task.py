@@ -1,6 +1,7 @@
 """Metrics one OSWorld task each uses outside the office modules: ``run_sqlite3``, ``compare_zip_files``, ...
 
-Same reading as OSWorld's functions (``general.py``, ``table.py``, ``vscode.py``):
+Same reading as OSWorld's functions (``general.py``, ``table.py``, ``vscode.py``,
+``chrome.py``, ``gimp.py``):
 sqlite3, openpyxl, python-docx, PIL and rapidfuzz, with the same thresholds and the
 same quirks (``fuzzy_place_math`` wants exactly three words). Where OSWorld's
 function raises on the agent's file, the check scores 0 with the reason.
@@ -14,10 +15,12 @@ import re
 import sqlite3
 import unicodedata
 import zipfile
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import docx
+import numpy as np
 import openpyxl
 from docx.opc.exceptions import PackageNotFoundError
 from openpyxl.utils.exceptions import InvalidFileException
@@ -179,3 +182,50 @@ def compare_image_list(result: Any, expected: Any, **options: Any) -> float:
         except (OSError, ValueError) as exc:
             raise ZeroScore(f"compare_image_list: PIL cannot compare {got} (OSWorld raises): {exc}") from exc
     return 1.0
+
+
+@register_metric("check_font_size")
+def check_font_size(result: Any, expected: Any, **options: Any) -> float:
+    """Chrome's ``default_font_size`` against the rule: ``value`` (equal) or ``range`` (``min < size < max``).
+
+    The range is open at both ends, as OSWorld's: Chrome's default 16 fails ``min: 16``.
+    A rule ``type`` other than these two is a broken task (OSWorld raises TypeError).
+    """
+    kind = rule_value(expected, "type", "check_font_size")
+    if not isinstance(result, Mapping) or "default_font_size" not in result:
+        raise ZeroScore(f"check_font_size: no font settings, got {result!r:.200} (OSWorld raises)")
+    size = result["default_font_size"]
+    if kind == "value":
+        return 1.0 if size == rule_value(expected, "value", "check_font_size") else 0.0
+    if kind == "range":
+        low, high = (rule_value(expected, key, "check_font_size") for key in ("min", "max"))
+        return 1.0 if low < size < high else 0.0
+    raise EvaluationError(f"check_font_size: rule type {kind!r} is not supported (OSWorld raises).")
+
+
+@register_metric("check_triangle_position")
+def check_triangle_position(result: Any, expected: Any, **options: Any) -> float:
+    """1 when the pixels of the image's second *rarest* colour centre within 5 % of the image's middle.
+
+    OSWorld means the triangle's colour but sorts the colour counts ascending and takes
+    index 1: in a two-colour picture that is the background, elsewhere often an
+    antialiasing shade. The same numpy calls pick the same colour (ties included).
+    Centroid and centre are (row, column); each must be strictly within 5 % of that axis.
+    A picture without a channel axis (grey) or with one colour makes OSWorld raise: 0.
+    """
+    if result is None:
+        return 0.0
+    try:
+        with Image.open(result) as image:
+            pixels = np.array(image)
+    except (OSError, ValueError) as exc:
+        raise ZeroScore(f"check_triangle_position: PIL cannot open {result} (OSWorld raises): {exc}") from exc
+    if pixels.ndim != 3:
+        raise ZeroScore("check_triangle_position: the picture has no colour axis (OSWorld raises)")
+    colours, counts = np.unique(pixels.reshape(-1, pixels.shape[2]), axis=0, return_counts=True)
+    if len(colours) < 2:
+        raise ZeroScore("check_triangle_position: the picture has one colour (OSWorld raises)")
+    colour = colours[np.argsort(counts)][1]
+    centroid = np.argwhere(np.all(pixels == colour, axis=2)).mean(axis=0)
+    shape = np.array(pixels.shape[:2])
+    return 1.0 if bool(np.all(np.abs(centroid - shape / 2) < 0.05 * shape)) else 0.0
