@@ -10,7 +10,6 @@ function raises on the agent's file, the check scores 0 with the reason.
 from __future__ import annotations
 
 import difflib
-import io
 import re
 import sqlite3
 import unicodedata
@@ -28,6 +27,7 @@ from PIL import Image, ImageChops
 from rapidfuzz import fuzz
 
 from osworld_mcp_env.errors import EvaluationError
+from osworld_mcp_env.evaluators.metrics.pdf import page_texts
 from osworld_mcp_env.evaluators.metrics.task_rules import rule_value
 from osworld_mcp_env.evaluators.registry import ZeroScore, register_metric
 
@@ -119,15 +119,9 @@ def fuzzy_place_math(result: Any, expected: Any, **options: Any) -> float:
 
 
 def _pdf_text(content: bytes) -> str:
-    """The text of every page, concatenated, as PyPDF2's ``extract_text`` gives it (OSWorld's reader)."""
+    """The text of every page, joined with nothing between, as PyPDF2 gives it (OSWorld's reader)."""
     try:
-        from pypdf import PdfReader
-    except ImportError as exc:
-        raise EvaluationError(
-            "compare_zip_files: PDF entries differ and their text is needed; install the 'pypdf' package."
-        ) from exc
-    try:
-        return "".join(page.extract_text() for page in PdfReader(io.BytesIO(content)).pages)
+        return "".join(page_texts(content))
     except Exception as exc:  # pypdf's errors are many; OSWorld's reader raises on each
         raise ZeroScore(f"compare_zip_files: a PDF entry cannot be read (OSWorld raises): {exc}") from exc
 
@@ -139,7 +133,7 @@ def compare_zip_files(result: Any, expected: Any, **options: Any) -> float:
     A ``.pdf`` entry matches when its extracted text is at least 95 % alike
     (``difflib.SequenceMatcher.ratio``); any other entry must be byte-identical.
     Identical PDF bytes match without extracting text; text extraction uses pypdf
-    (PyPDF2's successor), imported only when two PDF entries differ.
+    (PyPDF2's successor).
     """
     if not result:
         return 0.0

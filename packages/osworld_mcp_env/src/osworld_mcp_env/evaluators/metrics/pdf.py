@@ -1,0 +1,129 @@
+"""PDF metrics: ``compare_pdfs``, ``check_pdf_pages``, ``compare_pdf_images``, scored as OSWorld does.
+
+OSWorld reads text and images with PyMuPDF (AGPL), which this Apache-2.0 package does not
+ship; both are read here with pypdf (BSD), the library ``check_pdf_pages`` already uses in
+OSWorld. Page text is joined as PyMuPDF joins it (each page's text ends with a newline);
+the remaining differences are pypdf's own line and space breaking, listed in
+``docs/evaluators.md``. Images are compared by :func:`phash`, ``imagehash.phash``'s bits.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+import operator
+from pathlib import Path
+from typing import Any
+
+from PIL import Image
+from pypdf import PdfReader
+from rapidfuzz import fuzz
+
+from osworld_mcp_env.errors import EvaluationError
+from osworld_mcp_env.evaluators.metrics.phash import hash_distance, phash
+from osworld_mcp_env.evaluators.metrics.task_rules import rule_value
+from osworld_mcp_env.evaluators.registry import ZeroScore, register_metric
+
+log = logging.getLogger(__name__)
+
+_RELATIONS = ("lt", "le", "eq", "ne", "ge", "gt")
+
+
+def page_texts(source: str | Path | bytes) -> list[str]:
+    """Each page's ``extract_text`` (pypdf); raises what pypdf raises on a file it cannot read."""
+    reader = PdfReader(io.BytesIO(source) if isinstance(source, bytes) else source)
+    return [page.extract_text() for page in reader.pages]
+
+
+def pdf_text(source: str | Path | bytes) -> str:
+    """The text of every page, each newline-terminated like PyMuPDF's ``get_text`` (no run-on pages)."""
+    return "".join(t if not t or t.endswith("\n") else t + "\n" for t in page_texts(source))
+
+
+def _pair_ratio(result: Any, expected: Any) -> float:
+    """``fuzz.ratio / 100`` of the stripped texts; a file either side cannot read adds 0, as in OSWorld.
+
+    A missing result (None) reads as no text: OSWorld's ``fitz.open(None)`` is an empty document.
+    """
+    try:
+        got = "" if result is None else pdf_text(result)
+        want = pdf_text(expected)
+    except Exception as exc:  # pypdf's errors are many; OSWorld logs any and adds 0
+        log.info("compare_pdfs: cannot read %r or %r: %s", result, expected, exc)
+        return 0.0
+    return fuzz.ratio(got.strip(), want.strip()) / 100
+
+
+@register_metric("compare_pdfs")
+def compare_pdfs(result: Any, expected: Any, **options: Any) -> float:
+    """The mean text similarity (rapidfuzz ``ratio``) of each result PDF with its expected PDF.
+
+    A list of expected files pairs up with a list of results (up to the shorter) and the sum
+    is divided by the number of expected files, as OSWorld does; a single result against a
+    list of expected files pairs each expected file with one character of the path in
+    OSWorld, none of which opens, so the score is 0.
+    """
+    if not isinstance(expected, list):
+        return _pair_ratio(result, expected)
+    if not isinstance(result, list) or not expected:
+        return 0.0
+    return sum(_pair_ratio(r, e) for r, e in zip(result, expected, strict=False)) / len(expected)
+
+
+@register_metric("check_pdf_pages")
+def check_pdf_pages(result: Any, expected: Any, **options: Any) -> float:
+    """1 when the page count stands in ``rules["relation"]`` (an ``operator`` name) to ``ref_value``."""
+    relation = rule_value(expected, "relation", "check_pdf_pages")
+    ref_value = rule_value(expected, "ref_value", "check_pdf_pages")
+    if relation not in _RELATIONS:
+        raise EvaluationError(f"check_pdf_pages: relation {relation!r} is not one of {_RELATIONS}")
+    if result is None:
+        return 0.0
+    try:
+        pages = len(PdfReader(result).pages)
+    except Exception as exc:  # OSWorld's PdfReader raises the same on an unreadable file
+        raise ZeroScore(f"check_pdf_pages: pypdf cannot read {result!r} (OSWorld raises): {exc}") from exc
+    return float(getattr(operator, relation)(pages, ref_value))
+
+
+def pdf_images(path: str) -> list[Image.Image]:
+    """The images each page's resources hold, page by page, as PyMuPDF's ``get_images`` lists them.
+
+    Inline images (drawn in the content stream, not resources) are skipped: PyMuPDF does
+    not list them. An image PIL cannot decode is skipped, as OSWorld skips it.
+    """
+    images = []
+    for number, page in enumerate(PdfReader(path).pages):
+        for item in page.images:
+            if item.name.startswith("~"):  # pypdf's name for an inline image
+                continue
+            try:
+                picture = item.image
+                if picture is None:
+                    raise ValueError("no image data")
+                picture.load()
+                images.append(picture)
+            except Exception as exc:  # decoding errors are many; OSWorld logs and skips
+                log.info("compare_pdf_images: image %s on page %d of %s: %s", item.name, number, path, exc)
+    return images
+
+
+@register_metric("compare_pdf_images")
+def compare_pdf_images(result: Any, expected: Any, **options: Any) -> float:
+    """The share of image pairs whose perceptual hashes differ by at most 5 bits.
+
+    A different number of images is 0; two PDFs without images are 1; a missing file is 0.
+    """
+    if not result or not expected or not (Path(result).exists() and Path(expected).exists()):
+        return 0.0
+    try:
+        got, want = pdf_images(result), pdf_images(expected)
+    except Exception as exc:  # OSWorld catches any extraction error and returns 0
+        log.info("compare_pdf_images: cannot read %r or %r: %s", result, expected, exc)
+        return 0.0
+    if len(got) != len(want):
+        return 0.0
+    if not got:
+        return 1.0
+    close = sum(hash_distance(phash(a), phash(b)) <= 5 for a, b in zip(got, want, strict=True))
+    return close / len(got)
