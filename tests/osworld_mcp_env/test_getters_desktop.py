@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import io
+import zipfile
 from pathlib import Path
 
 import pytest
 from osworld_mcp_env.errors import DesktopStartError
 from osworld_mcp_env.evaluators import GETTERS, evaluate
+from osworld_mcp_env.evaluators.getters.desktop import VIDEO_TYPE_VOTES
 from osworld_mcp_env.tasks import TaskContext, load_task
 from PIL import Image
 from polling import wait_until
@@ -112,3 +114,62 @@ def test_wallpaper_is_the_picture_gnome_settings_name(desktop, tmp_path: Path):
     )
     path = GETTERS.get("vm_wallpaper")(desktop, ctx, {"dest": "wall.png"})
     assert Path(path).read_bytes() == picture.getvalue()
+
+
+SLIDE_NS = (
+    'xmlns:a="http://schemas.openxmlformats.org/drawingml/2006/main" '
+    'xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships" '
+    'xmlns:p="http://schemas.openxmlformats.org/presentationml/2006/main"'
+)
+PICTURE_SLIDE = (
+    f'<p:sld {SLIDE_NS}><p:cSld><p:bg><p:bgPr><a:blipFill><a:blip r:embed="rId1"/></a:blipFill>'
+    "</p:bgPr></p:bg><p:spTree/></p:cSld></p:sld>"
+)
+
+
+def picture_rels(target: str) -> str:
+    return (
+        '<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">'
+        '<Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/'
+        f'relationships/image" Target="{target}"/></Relationships>'
+    )
+
+
+def test_default_video_player_and_slide_backgrounds(desktop, tmp_path: Path):
+    desktop.restart()
+    ctx = TaskContext("t", tmp_path)
+    player = GETTERS.get("default_video_player")
+    # VLC is the desktop's only video player, so xdg-mime answers it for every type
+    # (OSWorld's getter keeps xdg-mime's newline).
+    assert player(desktop, ctx, {}) == "vlc.desktop\n"
+    # Mousepad for 3gp ... x-matroska: 27 types listed twice, 54 of the 85 votes.
+    kinds = list(VIDEO_TYPE_VOTES)[:27]
+    desktop.execute(["xdg-mime", "default", "org.xfce.mousepad.desktop", *(f"video/{k}" for k in kinds)])
+    assert player(desktop, ctx, {}) == "org.xfce.mousepad.desktop\n"
+
+    picture = io.BytesIO()
+    Image.new("RGB", (32, 24), (10, 200, 30)).save(picture, "PNG")
+    deck = io.BytesIO()
+    with zipfile.ZipFile(deck, "w") as z:
+        z.writestr("ppt/slides/slide1.xml", PICTURE_SLIDE)
+        z.writestr("ppt/slides/_rels/slide1.xml.rels", picture_rels("../media/image1.png"))
+        z.writestr("ppt/media/image1.png", picture.getvalue())
+        z.writestr("ppt/slides/slide2.xml", PICTURE_SLIDE)
+        z.writestr("ppt/slides/_rels/slide2.xml.rels", picture_rels("file:///home/user/Pictures/frame.png"))
+    desktop.upload_file("/home/user/Desktop/deck.pptx", deck.getvalue())
+    background = GETTERS.get("background_image_in_slide")
+    config = {"ppt_file_path": "/home/user/Desktop/deck.pptx", "dest": "frame.png"}
+    # Embedded: extracted where OSWorld extracts it (beside the copied pptx), whatever `dest` says.
+    embedded = background(desktop, ctx, {**config, "slide_index": 0})
+    assert Path(embedded) == tmp_path / "ppt/media/image1.png"
+    assert Path(embedded).read_bytes() == picture.getvalue()
+    # Linked to a file not yet there: None; once it is, copied from the desktop to `dest`.
+    assert background(desktop, ctx, {**config, "slide_index": 1}) is None
+    desktop.upload_file("/home/user/Pictures/frame.png", picture.getvalue())
+    linked = background(desktop, ctx, {**config, "slide_index": 1})
+    assert Path(linked) == tmp_path / "frame.png" and Path(linked).read_bytes() == picture.getvalue()
+    # No pptx at that path: None (OSWorld raises opening it).
+    assert (
+        background(desktop, ctx, {**config, "ppt_file_path": "/home/user/none.pptx", "slide_index": 0})
+        is None
+    )

@@ -6,6 +6,6 @@ it raises :class:`~osworld_mcp_env.errors.EvaluationError`, which reports keep a
 from a 0 score.
 """
 
-from osworld_mcp_env.evaluators.getters import chrome, desktop, files, gimp, vlc
+from osworld_mcp_env.evaluators.getters import chrome, desktop, files, gimp, impress, vlc
 
-__all__ = ["chrome", "desktop", "files", "gimp", "vlc"]
+__all__ = ["chrome", "desktop", "files", "gimp", "impress", "vlc"]

@@ -1,7 +1,11 @@
-"""Getters of the desktop's own state: screen and window sizes, a11y tree, terminal text, wallpaper."""
+"""Getters of the desktop's own state: screen and window sizes, a11y tree, terminal text, wallpaper.
+
+Also the app xdg-mime opens videos with (``default_video_player``).
+"""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
@@ -83,3 +87,84 @@ def vm_wallpaper(desktop: Desktop, context: TaskContext, config: Mapping[str, An
     except DesktopError as exc:
         raise EvaluationError(f"vm_wallpaper: the desktop did not answer: {exc}") from exc
     return save_result(context, config["dest"], data or b"")
+
+
+# The video types OSWorld's ``get_default_video_player`` asks xdg-mime about, with its
+# weights: most are listed twice, ``x-ogm+ogg`` once, and each listing is one vote.
+VIDEO_TYPE_VOTES = {
+    **dict.fromkeys(
+        (
+            "3gp",
+            "3gpp",
+            "3gpp2",
+            "avi",
+            "divx",
+            "dv",
+            "fli",
+            "flv",
+            "mp2t",
+            "mp4",
+            "mp4v-es",
+            "mpeg",
+            "mpeg-system",
+            "msvideo",
+            "ogg",
+            "quicktime",
+            "vnd.divx",
+            "vnd.mpegurl",
+            "vnd.rn-realvideo",
+            "webm",
+            "x-anim",
+            "x-avi",
+            "x-flc",
+            "x-fli",
+            "x-flv",
+            "x-m4v",
+            "x-matroska",
+            "x-mpeg",
+            "x-mpeg-system",
+            "x-mpeg2",
+            "x-ms-asf",
+            "x-ms-asf-plugin",
+            "x-ms-asx",
+            "x-ms-wm",
+            "x-ms-wmv",
+            "x-ms-wmx",
+            "x-ms-wvx",
+            "x-msvideo",
+            "x-nsv",
+            "x-ogm",
+        ),
+        2,
+    ),
+    "x-ogm+ogg": 1,
+    "x-theora": 2,
+    "x-theora+ogg": 2,
+}
+# Runs every query in one desktop command; a record separator follows each answer.
+_QUERY_DEFAULTS = 'for t in "$@"; do xdg-mime query default "video/$t"; printf "\\036"; done'
+
+
+@register_getter("default_video_player")
+def default_video_player(desktop: Desktop, context: TaskContext, config: Mapping[str, Any], /) -> str:
+    r"""The ``.desktop`` file most video types open with, as ``xdg-mime query default`` prints it.
+
+    Each answer is xdg-mime's stdout unchanged (``"vlc.desktop\n"``); empty answers do
+    not vote, ties go to the type listed first, and no answer at all gives ``"unknown"``,
+    all as OSWorld's getter.
+    """
+    kinds = list(VIDEO_TYPE_VOTES)
+    try:
+        done = desktop.execute(["sh", "-c", _QUERY_DEFAULTS, "sh", *kinds], timeout=TERMINAL_TIMEOUT_S)
+    except DesktopError as exc:
+        raise EvaluationError(f"default_video_player: the desktop did not run xdg-mime: {exc}") from exc
+    answers = done.output.split("\036")
+    if done.returncode != 0 or len(answers) != len(kinds) + 1:
+        raise EvaluationError(
+            f"default_video_player: xdg-mime did not answer each type: {done.error[-500:]!r}"
+        )
+    votes: Counter[str] = Counter()
+    for kind, app in zip(kinds, answers, strict=False):
+        if app:
+            votes[app] += VIDEO_TYPE_VOTES[kind]
+    return votes.most_common(1)[0][0] if votes else "unknown"

@@ -1,0 +1,114 @@
+"""Impress getters: the picture a slide's background shows (``background_image_in_slide``).
+
+The pptx is read as OSWorld's getter reads it, as a zip of XML parts rather than
+through python-pptx: slide ``i`` is the part ``ppt/slides/slide{i+1}.xml`` (the file
+name, not the presentation order), and its background is the first ``a:blip`` with an
+``r:embed`` inside a ``p:bgPr``.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import zipfile
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+from typing import Any
+from xml.etree import ElementTree
+
+from osworld_mcp_env.backends.base import Desktop
+from osworld_mcp_env.evaluators.getters.files import save_result, vm_file
+from osworld_mcp_env.evaluators.registry import register_getter
+from osworld_mcp_env.tasks.context import TaskContext
+
+P_BG_PR = "{http://schemas.openxmlformats.org/presentationml/2006/main}bgPr"
+A_BLIP = "{http://schemas.openxmlformats.org/drawingml/2006/main}blip"
+R_EMBED = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}embed"
+RELATIONSHIP = "{http://schemas.openxmlformats.org/package/2006/relationships}Relationship"
+
+
+def _background_id(slide: ElementTree.Element) -> str | None:
+    """The ``r:embed`` of the first ``p:bgPr`` whose first ``a:blip`` has one."""
+    for background in slide.iter(P_BG_PR):
+        blip = next(background.iter(A_BLIP), None)
+        if blip is not None and R_EMBED in blip.attrib:
+            return blip.attrib[R_EMBED]
+    return None
+
+
+def _image_target(rels: ElementTree.Element, image_id: str) -> str | None:
+    """The ``Target`` of the image relationship ``image_id`` (a ``Type`` naming ``image``).
+
+    None too where OSWorld raises: a relationship before it without ``Type`` or ``Id``.
+    """
+    for rel in rels.findall(RELATIONSHIP):
+        if "Type" not in rel.attrib or "Id" not in rel.attrib:
+            return None
+        if "image" in rel.attrib["Type"] and rel.attrib["Id"] == image_id:
+            return rel.attrib.get("Target")
+    return None
+
+
+@dataclass(frozen=True)
+class EmbeddedPicture:
+    """A picture inside the pptx: its zip ``part`` name and bytes."""
+
+    part: str
+    data: bytes
+
+
+@dataclass(frozen=True)
+class LinkedPicture:
+    """A picture the pptx links to: its ``path`` in the desktop (a ``file://`` target)."""
+
+    path: str
+
+
+def slide_background(pptx_path: str, slide_index: int) -> EmbeddedPicture | LinkedPicture | None:
+    """The background picture of slide ``slide_index`` (0-based) of a local pptx, as OSWorld finds it.
+
+    None when there is none, and wherever OSWorld's getter raises instead: no pptx, a
+    ``../`` target naming a missing part, a target neither ``../`` nor ``file://``.
+    """
+    slide_part = f"ppt/slides/slide{slide_index + 1}.xml"
+    rels_part = f"ppt/slides/_rels/slide{slide_index + 1}.xml.rels"
+    try:
+        with zipfile.ZipFile(pptx_path) as pptx:
+            names = set(pptx.namelist())
+            if slide_part not in names:
+                return None
+            image_id = _background_id(ElementTree.fromstring(pptx.read(slide_part)))
+            if image_id is None or rels_part not in names:
+                return None
+            target = _image_target(ElementTree.fromstring(pptx.read(rels_part)), image_id)
+            if target is None:
+                return None
+            if target.startswith(".."):
+                part = posixpath.normpath(posixpath.join("ppt/slides", target))
+                if part not in names or part.startswith("../"):
+                    return None
+                return EmbeddedPicture(part, pptx.read(part))
+    except (zipfile.BadZipFile, ElementTree.ParseError, OSError):
+        return None
+    return LinkedPicture(target[len("file://") :]) if target.startswith("file://") else None
+
+
+@register_getter("background_image_in_slide")
+def background_image_in_slide(
+    desktop: Desktop, context: TaskContext, config: Mapping[str, Any], /
+) -> str | None:
+    """The background picture of slide ``slide_index`` of ``ppt_file_path``, as a local file.
+
+    The pptx is copied from the desktop; an embedded picture is then extracted to
+    ``<work_dir>/ppt/media/...`` (OSWorld extracts it beside the copied pptx and ignores
+    ``dest``), a linked one copied from the desktop to ``<work_dir>/<dest>``. None (a 0)
+    without a pptx or a background picture (:func:`slide_background`).
+    """
+    ppt_path = str(config["ppt_file_path"])
+    local = vm_file(desktop, context, {"path": ppt_path, "dest": PurePosixPath(ppt_path).name})
+    picture = None if local is None else slide_background(local, int(config["slide_index"]))
+    if isinstance(picture, EmbeddedPicture):
+        return save_result(context, picture.part, picture.data)
+    if isinstance(picture, LinkedPicture):
+        return vm_file(desktop, context, {"path": picture.path, "dest": config["dest"]})
+    return None
