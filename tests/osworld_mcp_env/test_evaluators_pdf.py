@@ -25,8 +25,8 @@ def metric(name: str):
     return METRICS.get(name).fn
 
 
-def make_pdf(pages: list[list[str]], images: dict[int, list[Picture]] | None = None) -> bytes:
-    """A PDF whose pages show these lines (Helvetica, one ``Tj`` a line) and raw RGB images (Flate)."""
+def make_pdf(pages: list[list[str | list[str]]], images: dict[int, list[Picture]] | None = None) -> bytes:
+    """A PDF of these lines (Helvetica, one ``Tj`` a line or a cell) and raw RGB images (Flate)."""
     objects: list[bytes] = []
 
     def add(body: bytes) -> int:
@@ -37,7 +37,12 @@ def make_pdf(pages: list[list[str]], images: dict[int, list[Picture]] | None = N
     bodies = []
     for index, lines in enumerate(pages):
         ops = [b"BT /F1 12 Tf 14 TL 72 720 Td"]
-        ops += [b"(" + line.encode("latin-1") + b") Tj T*" for line in lines]
+        for line in lines:
+            if isinstance(line, list):  # table cells on one baseline, 150 pt apart
+                cells = b" ".join(b"(%s) Tj 150 0 Td" % cell.encode("latin-1") for cell in line)
+                ops.append(cells + b" %d -14 Td" % (-150 * len(line)))
+            else:
+                ops.append(b"(" + line.encode("latin-1") + b") Tj T*")
         ops.append(b"ET")
         names = []
         for k, (w, h, rgb) in enumerate((images or {}).get(index, [])):
@@ -120,6 +125,28 @@ def test_compare_pdfs_lists_divide_by_expected_count(tmp_path: Path):
     assert fn([got[0], str(tmp_path / "none.pdf"), got[2]], gold) == pytest.approx(2 / 3, abs=1e-12)
     # One path against a list: OSWorld zips the path's characters with the files, none opens -> 0.
     assert fn(got[0], gold) == 0.0
+
+
+def test_compare_pdfs_on_table_rows_keeps_the_verdicts(tmp_path: Path):
+    """Known deviation: PyMuPDF puts each cell on its own line, pypdf joins a row with spaces.
+
+    OSWorld's text of the gold is "Item\\nQty\\nPrice\\n..." where pypdf reads "Item Qty Price \\n...";
+    identical files still score 1 and the ratios of changed files stay close (see evaluators.md).
+    """
+    fn = metric("compare_pdfs")
+    rows: list[str | list[str]] = ["Invoice 243729", ["Item", "Qty", "Price"], ["Paper", "2", "10.00"]]
+    gold = write(tmp_path / "gold.pdf", make_pdf([[*rows, ["Ink", "1", "25.50"], "Total 45.50"]]))
+    same = write(tmp_path / "same.pdf", make_pdf([[*rows, ["Ink", "1", "25.50"], "Total 45.50"]]))
+    near = [*rows[:2], ["Paper", "3", "15.00"], ["Ink", "1", "25.50"], "Total 40.50"]
+    # OSWorld: 1.0 (same text).
+    assert fn(same, gold) == 1.0
+    # OSWorld: 0.9552238805970148; pypdf's trailing space per row makes it 0.9571428571428572.
+    assert fn(write(tmp_path / "near.pdf", make_pdf([near])), gold) == pytest.approx(
+        0.9571428571428572, abs=1e-12
+    )
+    # OSWorld: 0.2857142857142857; here 0.3137254901960784.
+    wrong = make_pdf([["Receipt 1", ["Coffee", "4.00"], "Thank you"]])
+    assert fn(write(tmp_path / "wrong.pdf", wrong), gold) == pytest.approx(0.3137254901960784, abs=1e-12)
 
 
 def test_check_pdf_pages_applies_the_operator(tmp_path: Path):
