@@ -6,6 +6,7 @@ chrome.py, gimp.py); the comment beside it says which step gives it.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import zipfile
 from collections.abc import Sequence
@@ -16,6 +17,7 @@ import openpyxl
 import pytest
 from osworld_mcp_env.errors import EvaluationError
 from osworld_mcp_env.evaluators import METRICS, ZeroScore
+from osworld_mcp_env.tasks.coverage import assess
 from PIL import Image, ImageDraw
 from rapidfuzz import fuzz
 
@@ -216,3 +218,29 @@ def test_check_triangle_position_takes_the_second_rarest_colour(tmp_path: Path):
     Image.new("RGB", (10, 10), "white").save(blank)
     with pytest.raises(ZeroScore, match="one colour"):
         fn(str(blank), None)
+
+
+def test_compare_image_text_is_left_out_with_its_reason(tmp_path: Path):
+    # OSWorld's check (multi_apps 02ce9a50): "ls" or "1s" in easyocr's text of a screenshot.
+    # Its model cannot be fetched here and tesseract misreads "ls" ("Is", "Ls"), so the task
+    # is reported unsupported by that reason rather than scored by another OCR.
+    path = tmp_path / "multi_apps" / "ocr.json"
+    path.parent.mkdir()
+    path.write_text(
+        json.dumps(
+            {
+                "id": "ocr",
+                "instruction": "Save a screenshot of `ls` as ls.png",
+                "config": [],
+                "evaluator": {
+                    "func": "compare_image_text",
+                    "result": {"type": "vm_file", "path": "/home/user/Desktop/ls.png", "dest": "ls.png"},
+                    "expected": {"type": "rule", "rules": {"type": "text", "text": "ls"}},
+                },
+            }
+        )
+    )
+    verdict = assess(path)
+    assert verdict.loads and verdict.status == "unsupported"
+    assert verdict.reason.startswith("compare_image_text: OCR")
+    assert "compare_image_text" not in METRICS

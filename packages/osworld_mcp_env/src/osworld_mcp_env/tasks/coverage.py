@@ -9,8 +9,9 @@ Every task JSON is loaded leniently, then put in exactly one bucket:
   desktop does not ship (VS Code), Google Drive or an online account, a website on the
   internet (``chrome_open_tabs`` of an http(s) url, ``proxy: true``, a url in the
   instruction), a program OSWorld's VM has and this desktop lacks (sudo, PulseAudio,
-  systemd, GNOME Shell, found in the task's commands), then the first unimplemented
-  name (metric, getter, setup step, option).
+  systemd, GNOME Shell, found in the task's commands), a metric left out on purpose
+  (:data:`UNSUPPORTED_METRICS`), then the first unimplemented name (metric, getter,
+  setup step, option).
 """
 
 from __future__ import annotations
@@ -100,6 +101,21 @@ def _desktop_reason(task: Task) -> str:
     return ""
 
 
+# Metrics left out on purpose: no faithful offline version (docs/evaluators.md, "Left out").
+UNSUPPORTED_METRICS = {
+    "compare_image_text": "OCR: OSWorld's easyocr model is downloaded at run time, "
+    "and tesseract reads 'ls' differently",
+}
+
+
+def _metric_reason(task: Task) -> str:
+    """Why a metric of the task is left out on purpose ("" when none is)."""
+    for check in task.evaluator.checks:
+        if check.func in UNSUPPORTED_METRICS:
+            return f"{check.func}: {UNSUPPORTED_METRICS[check.func]}"
+    return ""
+
+
 def _name_reason(problem: str) -> str:
     """A short category for one problem line of ``Task.unsupported``."""
     text = problem.split(": ", 1)[-1]
@@ -141,7 +157,7 @@ def assess(path: Path, cache: FileCache | None = None) -> TaskCoverage:
         task = read_task_file(path, strict=False)
     except (TaskError, json.JSONDecodeError) as exc:
         return TaskCoverage(path, domain, False, "unsupported", "does not load", str(exc))
-    reason = _internet_reason(task) or _desktop_reason(task)
+    reason = _internet_reason(task) or _desktop_reason(task) or _metric_reason(task)
     if reason:
         return TaskCoverage(path, domain, True, "unsupported", reason)
     if task.unsupported:
