@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 import torch
 from ds_launch import launch, one_rank
+from grpo_trainer.toy_env import SIZE
 from toy_setup import toy_config, toy_trainer
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1800)]
@@ -102,7 +103,7 @@ def test_two_ranks_train_two_steps_through_the_launcher(tmp_path):
 VLM = """
 import dataclasses, json, sys
 from pathlib import Path
-import gymnasium as gym, torch
+import gymnasium as gym, numpy as np, torch
 import grpo_trainer
 from grpo_trainer.advantage import group_advantages
 from grpo_trainer.config import EngineSettings, GRPOConfig, OptimSettings, RolloutSettings
@@ -112,14 +113,17 @@ from grpo_trainer.vector import make_group_env
 from tiny_vlm import tiny_vlm_policy
 
 run = Path(sys.argv[1])
+env = json.loads(sys.argv[2])  # {"id": ..., "kwargs": {...}, "tasks": [...]}
 config = GRPOConfig(
+    env_id=env["id"],
+    tasks=tuple(env["tasks"]),
     rollout=RolloutSettings(group_size=2, tasks_per_step=1),
     reward=RewardConfig(max_steps=2),
     optim=OptimSettings(lr=1e-2, total_steps=2, updates_per_batch=1),
     engine=EngineSettings(backend="deepspeed", zero_stage=3, precision="bf16", micro_batch_size=1),
 )
 policy = tiny_vlm_policy(max_new_tokens=8)
-venv = make_group_env(lambda: gym.make(config.env_id, max_steps=2), 2)
+venv = make_group_env(lambda: gym.make(config.env_id, **env["kwargs"]), 2)
 trainer = Trainer(config, policy, venv, run)
 out = {"rank": trainer.backend.rank, "dtype": str(next(policy.module.parameters()).dtype), "steps": []}
 for _ in range(2):
@@ -145,18 +149,38 @@ for _ in range(2):
     after = score()
     trainer.step += 1
     trainer.save()
+    shapes = sorted({np.asarray(image).shape for p in batch["prompts"] for image in p.images})
     out["steps"].append({"groups": [e.group for g in groups for e in g], "samples": len(batch["prompts"]),
+                         "image_shapes": shapes,
                          "rounds": rounds, "micro": len(micro), "margin": [before, after], **metrics})
+venv.close()
 (run / f"result_rank{out['rank']}.json").write_text(json.dumps(out))
 """
 
+TOY_ENV = {
+    "id": "grpo_trainer:ToolOrGui-v0",
+    "kwargs": {"max_steps": 2},
+    "tasks": ["toy"],
+    "frame": [SIZE, SIZE, 3],
+}
+# The real desktop: each rank's group is two sandboxed desktops on the bundled OS task.
+DESKTOP_ENV = {
+    "id": "osworld_mcp_env:OSWorldMCP-v0",
+    "kwargs": {"max_steps": 2, "enable_mcp": False},
+    "tasks": ["os-create-file"],
+    "frame": [1080, 1920, 3],
+}
 
-def test_tiny_qwen3vl_trains_bf16_zero3_on_two_ranks(tmp_path):
+
+@pytest.mark.parametrize(
+    "env", [TOY_ENV, pytest.param(DESKTOP_ENV, marks=pytest.mark.desktop)], ids=["toy-env", "desktop-env"]
+)
+def test_tiny_qwen3vl_trains_bf16_zero3_on_two_ranks(tmp_path, env):
     pytest.importorskip("transformers")
     script = tmp_path / "vlm.py"
     script.write_text(VLM)
     run = tmp_path / "run"
-    done = launch(2, ["--no_local_rank", str(script), str(run)], timeout=1200)
+    done = launch(2, ["--no_local_rank", str(script), str(run), json.dumps(env)], timeout=1200)
     assert done.returncode == 0, (done.stdout + done.stderr)[-4000:]
     results = [json.loads((run / f"result_rank{r}.json").read_text()) for r in (0, 1)]
     assert [r["rank"] for r in results] == [0, 1]
@@ -167,6 +191,7 @@ def test_tiny_qwen3vl_trains_bf16_zero3_on_two_ranks(tmp_path):
         assert mine["rounds"] == theirs["rounds"] == max(mine["micro"], theirs["micro"])
         for r in (mine, theirs):
             assert r["train/tokens"] > 0 and r["train/grad_norm"] > 0
+            assert r["image_shapes"] == [env["frame"]]  # the env's screenshots reached the model
     # Raising the winner's log-probs over the loser's is what the update was for (both ranks' data).
     gains = [s["margin"][1] - s["margin"][0] for r in results for s in r["steps"]]
     assert sum(g > 0 for g in gains) >= 3, gains
