@@ -173,3 +173,20 @@ def test_default_video_player_and_slide_backgrounds(desktop, tmp_path: Path):
         background(desktop, ctx, {**config, "ppt_file_path": "/home/user/none.pptx", "slide_index": 0})
         is None
     )
+
+
+def test_a_command_that_cannot_start_is_no_output(desktop, tmp_path: Path):
+    ctx = TaskContext("t", tmp_path)
+    missing = {"command": ["no-such-program-here"]}
+    # OSWorld's server answers 500 when the program cannot start; its getters return None.
+    assert GETTERS.get("vm_command_line")(desktop, ctx, missing) is None
+    assert GETTERS.get("vm_command_error")(desktop, ctx, missing) is None
+    # So a rule that only excludes text scores 0 (check_include_exclude(None) is 0), not 1 on "".
+    checked = task(
+        ["check_include_exclude"],
+        [{"type": "vm_command_line", **missing}],
+        [{"type": "rule", "rules": {"include": [], "exclude": ["Error:"]}}],
+    )
+    assert evaluate(load_task(checked), desktop, ctx).score == 0.0
+    # A program that runs and fails still gives its (empty) output, as in OSWorld.
+    assert GETTERS.get("vm_command_line")(desktop, ctx, {"command": ["false"]}) == ""

@@ -135,15 +135,22 @@ def run_command(desktop: Desktop, config: Mapping[str, Any], getter: str) -> Exe
 
 
 @register_getter("vm_command_line")
-def vm_command_line(desktop: Desktop, context: TaskContext, config: Mapping[str, Any], /) -> str:
-    """Runs ``command`` in the desktop and returns its stdout (whatever its exit code)."""
-    return run_command(desktop, config, "vm_command_line").output
+def vm_command_line(desktop: Desktop, context: TaskContext, config: Mapping[str, Any], /) -> str | None:
+    """Runs ``command`` in the desktop and returns its stdout (whatever its exit code).
+
+    None when the command could not start (no such program) or ran past its timeout:
+    OSWorld's server answers 500 then and its getter returns None, which scores 0 even
+    against rules that only ``exclude`` text.
+    """
+    done = run_command(desktop, config, "vm_command_line")
+    return done.output if done.status == "success" else None
 
 
 @register_getter("vm_command_error")
-def vm_command_error(desktop: Desktop, context: TaskContext, config: Mapping[str, Any], /) -> str:
-    """Runs ``command`` in the desktop and returns its stderr."""
-    return run_command(desktop, config, "vm_command_error").error
+def vm_command_error(desktop: Desktop, context: TaskContext, config: Mapping[str, Any], /) -> str | None:
+    """Runs ``command`` in the desktop and returns its stderr; None as :func:`vm_command_line`."""
+    done = run_command(desktop, config, "vm_command_error")
+    return done.error if done.status == "success" else None
 
 
 @register_getter("rule")
