@@ -6,6 +6,7 @@ Expected numbers were computed with OSWorld's own pipeline (PyMuPDF 1.28 ``get_t
 
 from __future__ import annotations
 
+import io
 import zipfile
 import zlib
 from pathlib import Path
@@ -17,6 +18,7 @@ from osworld_mcp_env.evaluators import METRICS
 from osworld_mcp_env.evaluators.metrics.pdf import pdf_images, pdf_text
 from osworld_mcp_env.evaluators.metrics.phash import phash
 from osworld_mcp_env.evaluators.registry import ZeroScore
+from PIL import Image
 
 Picture = tuple[int, int, bytes]
 
@@ -26,7 +28,7 @@ def metric(name: str):
 
 
 def make_pdf(pages: list[list[str | list[str]]], images: dict[int, list[Picture]] | None = None) -> bytes:
-    """A PDF of these lines (Helvetica, one ``Tj`` a line or a cell) and raw RGB images (Flate)."""
+    """A PDF of these lines (Helvetica, one ``Tj`` a line or a cell) and RGB images (raw or JPEG)."""
     objects: list[bytes] = []
 
     def add(body: bytes) -> int:
@@ -46,9 +48,13 @@ def make_pdf(pages: list[list[str | list[str]]], images: dict[int, list[Picture]
         ops.append(b"ET")
         names = []
         for k, (w, h, rgb) in enumerate((images or {}).get(index, [])):
-            data = zlib.compress(rgb)
+            jpeg = rgb.startswith(b"\xff\xd8")  # stored as is (DCTDecode), else raw samples (Flate)
+            data = rgb if jpeg else zlib.compress(rgb)
             head = b"<< /Type /XObject /Subtype /Image /Width %d /Height %d /ColorSpace /DeviceRGB" % (w, h)
-            head += b" /BitsPerComponent 8 /Filter /FlateDecode /Length %d >>\nstream\n" % len(data)
+            head += b" /BitsPerComponent 8 /Filter /%s /Length %d >>\nstream\n" % (
+                b"DCTDecode" if jpeg else b"FlateDecode",
+                len(data),
+            )
             ref = add(head + data + b"\nendstream")
             names.append(b"/Im%d %d 0 R" % (k, ref))
             ops.append(b"q %d 0 0 %d 72 %d cm /Im%d Do Q" % (w, h, 72 + 150 * k, k))
@@ -189,6 +195,18 @@ def test_phash_bits_equal_imagehash(tmp_path: Path):
     # str(imagehash.phash(image)) of the two images PyMuPDF extracts from this PDF.
     hexes = [np.packbits(phash(image).flatten()).tobytes().hex() for image in images]
     assert hexes == ["89316e1ef40f5e54", "aa79f30d36234d0d"]
+
+
+def test_pdf_jpeg_images_are_the_stored_file(tmp_path: Path):
+    # PyMuPDF's extract_image returns a DCTDecode stream's bytes, which OSWorld opens with PIL;
+    # pypdf's own ``image`` re-encodes the JPEG (pixels move by up to 20 levels on
+    # LibreOffice-exported photos, enough to flip phash bits), so the stored file must be used.
+    w, h, rgb = picture(4, 80, 60)
+    buffer = io.BytesIO()
+    Image.frombytes("RGB", (w, h), rgb).save(buffer, "JPEG", quality=90)
+    stored = buffer.getvalue()
+    [image] = pdf_images(write(tmp_path / "j.pdf", make_pdf([["photo"]], {0: [(w, h, stored)]})))
+    assert np.array_equal(np.asarray(image), np.asarray(Image.open(io.BytesIO(stored))))
 
 
 def test_compare_pdf_images_share_of_close_hashes(tmp_path: Path):

@@ -17,6 +17,7 @@ from typing import Any
 
 from PIL import Image
 from pypdf import PdfReader
+from pypdf.generic import ArrayObject, StreamObject
 from rapidfuzz import fuzz
 
 from osworld_mcp_env.errors import EvaluationError
@@ -86,6 +87,20 @@ def check_pdf_pages(result: Any, expected: Any, **options: Any) -> float:
     return float(getattr(operator, relation)(pages, ref_value))
 
 
+def _stored_picture(item: Any) -> Image.Image | None:
+    """The image of a ``page.images`` entry as PyMuPDF's ``extract_image`` hands it to PIL.
+
+    A JPEG or JPEG 2000 stream is the stored file itself (pypdf's ``image`` re-encodes
+    it, which moves pixels); any other is decoded losslessly either way.
+    """
+    xobject = item.indirect_reference.get_object() if item.indirect_reference else None
+    filters = xobject.get("/Filter") if isinstance(xobject, StreamObject) else None
+    last = filters[-1] if isinstance(filters, ArrayObject) and filters else filters
+    if isinstance(xobject, StreamObject) and last in ("/DCTDecode", "/JPXDecode"):
+        return Image.open(io.BytesIO(xobject.get_data()))
+    return item.image
+
+
 def pdf_images(path: str) -> list[Image.Image]:
     """The images each page's resources hold, page by page, as PyMuPDF's ``get_images`` lists them.
 
@@ -98,7 +113,7 @@ def pdf_images(path: str) -> list[Image.Image]:
             if item.name.startswith("~"):  # pypdf's name for an inline image
                 continue
             try:
-                picture = item.image
+                picture = _stored_picture(item)
                 if picture is None:
                     raise ValueError("no image data")
                 picture.load()
