@@ -15,18 +15,24 @@ step type is one decorated function. Differences from OSWorld, on purpose:
 from __future__ import annotations
 
 import contextlib
+import datetime
 import logging
 import shlex
+import shutil
+import sqlite3
+import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol, TypeVar, cast
 
+from osworld_mcp_env import devtools
 from osworld_mcp_env.backends.base import Desktop, ExecResult
 from osworld_mcp_env.errors import DesktopError, GuestRequestError, GuestTimeout, SetupStepError
 from osworld_mcp_env.registry import Registry
 from osworld_mcp_env.tasks.cache import url_basename
 from osworld_mcp_env.tasks.context import TaskContext
 from osworld_mcp_env.tasks.model import SetupStep
+from osworld_mcp_env.urls import compare_urls
 
 logger = logging.getLogger(__name__)
 
@@ -264,6 +270,107 @@ def upload_file(desktop: Desktop, context: TaskContext, /, files: Any) -> None:
                 f"upload_file: {f['local_path']!r} (task {context.task_id!r}) not found; tried:\n{listing}"
             )
         desktop.upload_file(f["path"], found.read_bytes())
+
+
+# Chromium -----------------------------------------------------------------------
+# OSWorld drives Chromium over DevTools with Playwright; here the same requests run
+# inside the desktop (osworld_mcp_env.devtools). Chromium's endpoint is waited for
+# (state, not time): OSWorld retries its connection for up to about a minute.
+CHROME_WAIT_S = 60.0
+CHROME_PAGE_LOAD_S = 60.0
+HISTORY_EMPTY_URL = (
+    "https://huggingface.co/datasets/xlangai/ubuntu_osworld_file_cache/resolve/main/chrome/"
+    "44ee5668-ecd5-4366-a6ce-c1c9b8d4e938/history_empty.sqlite?download=true"
+)
+"""The empty Chromium ``History`` database OSWorld's ``update_browse_history`` fills (from the file cache)."""
+HISTORY_UPLOAD = "/tmp/.osworld-chromium-history.sqlite"
+
+
+def _urls(value: Any, name: str) -> list[str]:
+    if not isinstance(value, list) or not all(isinstance(u, str) for u in value):
+        raise SetupStepError(f"{name!r} must be a list of url strings, got {value!r}.")
+    return value
+
+
+@register_setup_step("chrome_open_tabs")
+def chrome_open_tabs(desktop: Desktop, context: TaskContext, /, urls_to_open: Any) -> None:
+    """Opens each url in a new tab, waiting for its load (a slow page is logged, not fatal).
+
+    As in OSWorld, the browser's first tab is closed once the first url is open, and
+    the last url opened is the active tab.
+    """
+    urls = _urls(urls_to_open, "urls_to_open")
+    try:
+        opened = devtools.open_tabs(desktop, urls, wait_s=CHROME_WAIT_S, load_s=CHROME_PAGE_LOAD_S)
+    except devtools.DevToolsError as exc:
+        raise SetupStepError(f"chrome_open_tabs: {exc}") from exc
+    for tab in opened:
+        if tab["ready"] != "complete":
+            logger.warning("task %s: %s did not finish loading", context.task_id, tab["url"])
+
+
+@register_setup_step("chrome_close_tabs")
+def chrome_close_tabs(desktop: Desktop, context: TaskContext, /, urls_to_close: Any) -> None:
+    """For each url, closes the first open tab whose url equals it (OSWorld's ``compare_urls``)."""
+    urls = _urls(urls_to_close, "urls_to_close")
+    try:
+        open_tabs = devtools.tabs(desktop, wait_s=CHROME_WAIT_S)
+    except devtools.DevToolsError as exc:
+        raise SetupStepError(f"chrome_close_tabs: {exc}") from exc
+    if open_tabs is None:
+        raise SetupStepError(f"chrome_close_tabs: no DevTools endpoint after {CHROME_WAIT_S:g} s")
+    closing: list[str] = []
+    for url in urls:
+        match = next((t for t in open_tabs if t.id not in closing and compare_urls(t.url, url)), None)
+        if match is not None:
+            closing.append(match.id)
+    devtools.close_tabs(desktop, closing)
+
+
+@register_setup_step("update_browse_history")
+def update_browse_history(desktop: Desktop, context: TaskContext, /, history: Any) -> None:
+    """Writes the profile's ``History``: OSWorld's empty database plus one visit per item.
+
+    Each item is ``{url, title, visit_time_from_now_in_seconds}``. The empty database
+    comes from the file cache (:data:`HISTORY_EMPTY_URL`), as OSWorld downloads it.
+    """
+    if not isinstance(history, list) or not all(
+        isinstance(h, Mapping) and {"url", "title", "visit_time_from_now_in_seconds"} <= h.keys()
+        for h in history
+    ):
+        raise SetupStepError(
+            f"'history' must be a list of {{url, title, visit_time_from_now_in_seconds}}: {history!r}"
+        )
+    empty = context.cache.resolve(HISTORY_EMPTY_URL, context.task_id, "history_empty.sqlite")
+    with tempfile.TemporaryDirectory() as tmp:
+        db = Path(tmp) / "History"
+        shutil.copyfile(empty, db)
+        with contextlib.closing(sqlite3.connect(db)) as conn, conn:
+            for item in history:
+                visited = datetime.datetime.now() - datetime.timedelta(
+                    seconds=item["visit_time_from_now_in_seconds"]
+                )
+                # Chromium's time: microseconds since 1601-01-01.
+                stamp = int((visited - datetime.datetime(1601, 1, 1)).total_seconds() * 1_000_000)
+                cursor = conn.execute(
+                    "INSERT INTO urls (url, title, visit_count, typed_count, last_visit_time, hidden)"
+                    " VALUES (?, ?, 1, 0, ?, 0)",
+                    (item["url"], item["title"], stamp),
+                )
+                conn.execute(
+                    "INSERT INTO visits (url, visit_time, from_visit, transition, segment_id, visit_duration)"
+                    " VALUES (?, ?, 0, 805306368, 0, 0)",
+                    (cursor.lastrowid, stamp),
+                )
+        data = db.read_bytes()
+    # Uploaded beside, then moved by the user's shell, which knows where $HOME is.
+    desktop.upload_file(HISTORY_UPLOAD, data)
+    profile = '"$HOME/.config/chromium/Default"'
+    done = desktop.execute(["sh", "-c", f"mkdir -p {profile} && mv -f {HISTORY_UPLOAD} {profile}/History"])
+    if done.returncode != 0:
+        raise SetupStepError(
+            f"update_browse_history: cannot put History in the profile: {done.error.strip()}"
+        )
 
 
 __all__ = [

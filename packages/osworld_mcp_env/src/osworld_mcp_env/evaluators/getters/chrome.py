@@ -1,23 +1,41 @@
-"""Chromium getters: the user's bookmarks.
+"""Chromium getters: the profile's files and, over DevTools, the open tabs.
 
 The desktop's ``google-chrome`` is Chromium (``guest/bin/google-chrome``), so its
 profile is Chromium's, ``~/.config/chromium/Default``, where OSWorld's Ubuntu VM reads
 ``~/.config/google-chrome/Default`` (its ARM VM reads snap Chromium's, the same way).
+
+The ``Preferences`` getters keep OSWorld's answers on a missing or broken file
+(``"false"``, ``"Google"``, None, even ``"Google"`` where a ``"true"``/``"false"`` is
+due: OSWorld's copy-paste), since tasks are scored on those values. The tab getters
+read Chromium through :mod:`osworld_mcp_env.devtools`.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from osworld_mcp_env.backends.base import Desktop
+from osworld_mcp_env.devtools import DevToolsError, Tab, tabs
 from osworld_mcp_env.errors import DesktopError, EvaluationError
 from osworld_mcp_env.evaluators.getters.files import user_path
 from osworld_mcp_env.evaluators.registry import ZeroScore, register_getter
 from osworld_mcp_env.tasks.context import TaskContext
 
 CHROMIUM_PROFILE = "~/.config/chromium/Default"
+# How long the tab getters let Chromium's endpoint come up and pages finish loading
+# (OSWorld waits up to 30 s for each page's network to go idle).
+DEVTOOLS_WAIT_S = 5.0
+PAGE_LOAD_S = 30.0
+
+
+def _profile_file(desktop: Desktop, name: str) -> bytes | None:
+    path = user_path(desktop, f"{CHROMIUM_PROFILE}/{name}")
+    try:
+        return desktop.read_file(path)
+    except DesktopError as exc:
+        raise EvaluationError(f"cannot read {path!r} from the desktop: {exc}") from exc
 
 
 @register_getter("bookmarks")
@@ -27,14 +45,171 @@ def bookmarks(desktop: Desktop, context: TaskContext, config: Mapping[str, Any],
     Chromium writes the file after the first bookmark change, so an empty list is
     "no bookmarks", which the metric scores 0.
     """
-    path = user_path(desktop, f"{CHROMIUM_PROFILE}/Bookmarks")
-    try:
-        data = desktop.read_file(path)
-    except DesktopError as exc:
-        raise EvaluationError(f"bookmarks: cannot read {path!r} from the desktop: {exc}") from exc
+    data = _profile_file(desktop, "Bookmarks")
     if not data:
         return []
     try:
         return json.loads(data).get("roots", {})
     except (ValueError, AttributeError) as exc:
-        raise ZeroScore(f"bookmarks: {path} is not a JSON object (OSWorld raises): {exc}") from exc
+        raise ZeroScore(
+            f"bookmarks: the Bookmarks file is not a JSON object (OSWorld raises): {exc}"
+        ) from exc
+
+
+PREFERENCE_READERS: dict[str, tuple[Callable[[Any], Any], Any]] = {}
+"""Getter name -> (read the Preferences JSON, OSWorld's value when that fails)."""
+
+
+def from_preferences(name: str, data: bytes | None) -> Any:
+    """The ``name`` getter's value for a ``Preferences`` file's bytes (None: no file).
+
+    OSWorld catches every exception of reading the file and reading into it, so a
+    missing file, broken JSON or a missing key gives the getter's fallback value.
+    """
+    read, on_error = PREFERENCE_READERS[name]
+    try:
+        return read(json.loads(data or b""))
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return on_error
+
+
+def _preferences_getter(name: str, on_error: Any) -> Callable[[Callable[[Any], Any]], Callable[[Any], Any]]:
+    """Registers getter ``name`` as ``read(Preferences JSON)``, ``on_error`` when that fails."""
+
+    def wrap(read: Callable[[Any], Any]) -> Callable[[Any], Any]:
+        def getter(desktop: Desktop, context: TaskContext, config: Mapping[str, Any], /) -> Any:
+            return from_preferences(name, _profile_file(desktop, "Preferences"))
+
+        PREFERENCE_READERS[name] = (read, on_error)
+        getter.__doc__ = read.__doc__
+        register_getter(name)(getter)
+        return read
+
+    return wrap
+
+
+@_preferences_getter("enable_do_not_track", "false")
+def enable_do_not_track(prefs: Any) -> str:
+    """``"true"`` when ``enable_do_not_track`` is truthy, else ``"false"``."""
+    return "true" if prefs.get("enable_do_not_track", {}) else "false"
+
+
+@_preferences_getter("profile_name", None)
+def profile_name(prefs: Any) -> Any:
+    """``profile.name`` (None when absent)."""
+    return prefs.get("profile", {}).get("name", None)
+
+
+@_preferences_getter("default_search_engine", "Google")
+def default_search_engine(prefs: Any) -> Any:
+    """``default_search_provider_data.template_url_data.short_name``; ``"Google"`` when unset."""
+    return (
+        prefs.get("default_search_provider_data", {}).get("template_url_data", {}).get("short_name", "Google")
+    )
+
+
+@_preferences_getter("data_delete_automacally", "Google")
+def data_delete_automacally(prefs: Any) -> str:
+    """``"true"`` when ``profile.default_content_setting_values`` exists (OSWorld's test, as is)."""
+    return "true" if prefs["profile"].get("default_content_setting_values", None) is not None else "false"
+
+
+@_preferences_getter("find_unpacked_extension_path", "Google")
+def find_unpacked_extension_path(prefs: Any) -> list[Any]:
+    """The ``path`` of every extension in ``extensions.settings``."""
+    return [entry["path"] for entry in prefs.get("extensions", {}).get("settings", {}).values()]
+
+
+@_preferences_getter("find_installed_extension_name", "Google")
+def find_installed_extension_name(prefs: Any) -> list[Any]:
+    """The manifest ``name`` of every extension in ``extensions.settings``."""
+    return [entry["manifest"]["name"] for entry in prefs.get("extensions", {}).get("settings", {}).values()]
+
+
+_SCHEMES = {"system": "system", "default": "system", "0": "system", "light": "light", "1": "light"}
+_SCHEMES |= {"dark": "dark", "2": "dark"}
+
+
+def _color_scheme(raw: Any) -> str | None:
+    if isinstance(raw, bool):
+        raw = int(raw)
+    if isinstance(raw, int | float):
+        return {0: "system", 1: "light", 2: "dark"}.get(int(raw))
+    return _SCHEMES.get(raw.strip().lower()) if isinstance(raw, str) else None
+
+
+@_preferences_getter("chrome_appearance_mode_ui", "system")
+def chrome_appearance_mode_ui(prefs: Any) -> str:
+    """``"light"``, ``"dark"`` or ``"system"`` from ``browser.theme.color_scheme2`` (or ``color_scheme``).
+
+    OSWorld reads these prefs from the settings page's UI first and the file second;
+    both hold the same values once Chromium has written the file. A GTK/system theme
+    switched off (``extensions.theme.system_theme`` 0) reads as light, as there.
+    """
+    theme = prefs.get("browser", {}).get("theme", {})
+    mode = _color_scheme(theme.get("color_scheme2", theme.get("color_scheme", None)))
+    if prefs.get("extensions", {}).get("theme", {}).get("system_theme", None) in (0, "0", False):
+        return "light"
+    return mode or "system"
+
+
+def _tabs(desktop: Desktop, getter: str) -> list[Tab] | None:
+    try:
+        return tabs(desktop, wait_s=DEVTOOLS_WAIT_S, load_s=PAGE_LOAD_S)
+    except DevToolsError as exc:
+        raise EvaluationError(f"{getter}: {exc}") from exc
+
+
+@register_getter("open_tabs_info")
+def open_tabs_info(
+    desktop: Desktop, context: TaskContext, config: Mapping[str, Any], /
+) -> list[dict[str, str]]:
+    """``[{title, url}]`` of every open page; ``[]`` when no Chromium answers (OSWorld's value).
+
+    OSWorld then starts a fresh Chromium and lists its one new tab, which no task
+    expects; here nothing is started.
+    """
+    found = _tabs(desktop, "open_tabs_info")
+    return [{"title": t.title, "url": t.url} for t in found or ()]
+
+
+@register_getter("active_tab_info")
+def active_tab_info(
+    desktop: Desktop, context: TaskContext, config: Mapping[str, Any], /
+) -> dict[str, str] | None:
+    """``{title, url, content}`` of the tab shown in Chromium's window; None when there is none.
+
+    OSWorld reads the address bar's text from the accessibility tree, prefixes it
+    with ``goto_prefix`` and loads that url again in a new tab; here the shown tab
+    itself is read, so a ``file://`` page or a page that changes on reload reads as
+    it is, and ``goto_prefix`` is not needed.
+    """
+    shown = [t for t in _tabs(desktop, "active_tab_info") or () if t.visible]
+    if not shown:
+        return None
+    return {"title": shown[0].title, "url": shown[0].url, "content": shown[0].content}
+
+
+@register_getter("active_url_from_accessTree")
+def active_url_from_accesstree(
+    desktop: Desktop, context: TaskContext, config: Mapping[str, Any], /
+) -> str | None:
+    """The shown tab's url with ``goto_prefix`` (default ``https://``) put before its scheme-less form.
+
+    OSWorld reads the address bar, which shows an ``http(s)`` url without its scheme
+    (and a lone ``www.``) and any other url whole; the prefix then goes before that
+    text. Here the same text is derived from the shown tab's url.
+    """
+    shown = [t for t in _tabs(desktop, "active_url_from_accessTree") or () if t.visible]
+    if not shown:
+        return None
+    return f"{config.get('goto_prefix', 'https://')}{omnibox_text(shown[0].url)}"
+
+
+def omnibox_text(url: str) -> str:
+    """What Chromium's address bar shows for ``url``: no ``http(s)://``, no leading ``www.``."""
+    for scheme in ("https://", "http://"):
+        if url.startswith(scheme):
+            rest = url[len(scheme) :]
+            return rest[4:] if rest.startswith("www.") else rest
+    return url
