@@ -166,9 +166,11 @@ def test_compare_videos_unreadable_files(tmp_path: Path):
     fn = metric("compare_videos")
     gold = write_mp4(tmp_path / "gold.mp4", clip(5))
     (tmp_path / "text.mp4").write_text("hello")
-    # OpenCV's read fails at once on a missing, unreadable or None path: 0 against a real video...
+    # OpenCV's read fails at once on a missing, unreadable or None path: 0 against a real video.
     assert fn(str(tmp_path / "missing.mp4"), gold) == 0.0
     assert fn(str(tmp_path / "text.mp4"), gold) == 0.0
     assert fn(None, gold) == 0.0
-    # ...and 1 when neither side has frames ("both ended together").
-    assert fn(str(tmp_path / "missing.mp4"), str(tmp_path / "text.mp4")) == 1.0
+    # OSWorld scores 1 when neither side has frames ("both ended together"); an expected video
+    # without frames is the task's fault here.
+    with pytest.raises(EvaluationError, match="expected video"):
+        fn(str(tmp_path / "missing.mp4"), str(tmp_path / "text.mp4"))

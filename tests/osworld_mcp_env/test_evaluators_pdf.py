@@ -117,7 +117,11 @@ def test_compare_pdfs_scores_fuzz_ratio_of_all_text(tmp_path: Path):
     # No result (None): fitz.open(None) is an empty document, its text "" against the gold's: ratio 0.
     assert fn(None, gold) == 0.0
     # A file that is not a PDF: the reader raises, 0.
-    assert fn(write(tmp_path / "text.pdf", b"hello"), gold) == 0.0
+    text = write(tmp_path / "text.pdf", b"hello")
+    assert fn(text, gold) == 0.0
+    # The task's own file unreadable: OSWorld adds 0; here the task is broken.
+    with pytest.raises(EvaluationError, match="expected PDF"):
+        fn(gold, text)
 
 
 def test_compare_pdfs_lists_divide_by_expected_count(tmp_path: Path):
@@ -231,7 +235,11 @@ def test_compare_pdf_images_share_of_close_hashes(tmp_path: Path):
     assert fn(str(tmp_path / "missing.pdf"), gold) == 0.0
     assert fn(None, gold) == 0.0
     # Not a PDF: extraction raises, OSWorld returns 0.
-    assert fn(write(tmp_path / "bad.pdf", b"junk"), gold) == 0.0
+    bad = write(tmp_path / "bad.pdf", b"junk")
+    assert fn(bad, gold) == 0.0
+    # The expected PDF unreadable: OSWorld returns 0; here the task is broken.
+    with pytest.raises(EvaluationError, match="expected PDF"):
+        fn(gold, bad)
 
 
 def archive(path: Path, entries: dict[str, bytes]) -> str:

@@ -256,15 +256,18 @@ def compare_videos(result: Any, expected: Any, **options: Any) -> float:
 
     Frames differ when their perceptual hashes are more than ``threshold`` bits apart.
     When either video ends within those frames, the score is 1 only if both end there
-    (same length). A missing or unreadable file has no frames (OpenCV's ``read`` fails at once,
-    ``VideoCapture(None)`` included): 0 against a video, 1 against another unreadable file.
+    (same length). A missing or unreadable result has no frames (OpenCV's ``read`` fails at
+    once, ``VideoCapture(None)`` included): 0. An expected video without frames is the
+    task's fault: ``EvaluationError`` (OSWorld: 1 if the result has none either).
     """
     limit = int(options.get("max_frames_to_check", 100))
     threshold = int(options.get("threshold", 5))
     with closing(video_frames(result)) as got, closing(video_frames(expected)) as want:
         mismatches = 0
-        for _ in range(limit):
+        for index in range(limit):
             a, b = next(got, None), next(want, None)
+            if b is None and index == 0:
+                raise EvaluationError(f"compare_videos: the expected video {expected!r} has no frames")
             if a is None or b is None:
                 return 1.0 if a is None and b is None else 0.0
             if hash_distance(phash(a), phash(b)) > threshold:

@@ -42,15 +42,19 @@ def pdf_text(source: str | Path | bytes) -> str:
 
 
 def _pair_ratio(result: Any, expected: Any) -> float:
-    """``fuzz.ratio / 100`` of the stripped texts; a file either side cannot read adds 0, as in OSWorld.
+    """``fuzz.ratio / 100`` of the stripped texts; a result that cannot be read adds 0, as in OSWorld.
 
     A missing result (None) reads as no text: OSWorld's ``fitz.open(None)`` is an empty document.
+    An expected file that cannot be read is the task's fault: ``EvaluationError``.
     """
     try:
-        got = "" if result is None else pdf_text(result)
         want = pdf_text(expected)
-    except Exception as exc:  # pypdf's errors are many; OSWorld logs any and adds 0
-        log.info("compare_pdfs: cannot read %r or %r: %s", result, expected, exc)
+    except Exception as exc:  # pypdf's errors are many
+        raise EvaluationError(f"compare_pdfs: cannot read the expected PDF {expected!r}: {exc}") from exc
+    try:
+        got = "" if result is None else pdf_text(result)
+    except Exception as exc:  # OSWorld logs any and adds 0
+        log.info("compare_pdfs: cannot read %r: %s", result, exc)
         return 0.0
     return fuzz.ratio(got.strip(), want.strip()) / 100
 
@@ -127,14 +131,21 @@ def pdf_images(path: str) -> list[Image.Image]:
 def compare_pdf_images(result: Any, expected: Any, **options: Any) -> float:
     """The share of image pairs whose perceptual hashes differ by at most 5 bits.
 
-    A different number of images is 0; two PDFs without images are 1; a missing file is 0.
+    A different number of images is 0; two PDFs without images are 1; a missing or
+    unreadable result is 0; an expected file that cannot be read is an ``EvaluationError``.
     """
-    if not result or not expected or not (Path(result).exists() and Path(expected).exists()):
+    try:
+        want = pdf_images(expected)
+    except Exception as exc:  # pypdf's errors are many
+        raise EvaluationError(
+            f"compare_pdf_images: cannot read the expected PDF {expected!r}: {exc}"
+        ) from exc
+    if not result or not Path(result).exists():
         return 0.0
     try:
-        got, want = pdf_images(result), pdf_images(expected)
+        got = pdf_images(result)
     except Exception as exc:  # OSWorld catches any extraction error and returns 0
-        log.info("compare_pdf_images: cannot read %r or %r: %s", result, expected, exc)
+        log.info("compare_pdf_images: cannot read %r: %s", result, exc)
         return 0.0
     if len(got) != len(want):
         return 0.0
