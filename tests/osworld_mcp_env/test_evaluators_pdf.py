@@ -258,6 +258,13 @@ def test_compare_zip_files_compares_pdf_entries_by_text(tmp_path: Path):
     # One word changed: PyPDF2 texts give SequenceMatcher ratio 0.9324 < 0.95 -> 0.
     changed = [["Recruitment and retention of health professionals across Africa", "An essay."]]
     assert fn(archive(tmp_path / "b.zip", {"essay.pdf": make_pdf(changed)}), gold) == 0.0
+    # In a longer essay the same one-word change is 0.98944 alike (difflib, autojunk on as in
+    # OSWorld) >= 0.95 -> 1.
+    sentence = "health professionals across Europe, recruitment and retention."
+    essay_lines = [f"Line {i}: {sentence}" for i in range(8)]
+    edited = [line.replace("Europe", "Africa") if line.startswith("Line 3") else line for line in essay_lines]
+    long_gold = archive(tmp_path / "long.zip", {"essay.pdf": make_pdf([essay_lines])})
+    assert fn(archive(tmp_path / "d.zip", {"essay.pdf": make_pdf([edited])}), long_gold) == 1.0
     # A PDF entry pypdf cannot read: PyPDF2 raises in OSWorld -> 0 with the reason.
     with pytest.raises(ZeroScore, match="PDF entry"):
         fn(archive(tmp_path / "c.zip", {"essay.pdf": b"%PDF-1.4 broken"}), gold)
