@@ -25,6 +25,15 @@ def test_check_list_regexes_per_line(tmp_path: Path):
         metric("check_list")(str(tmp_path / "none"), {"expect": []})
 
 
+def test_check_list_and_check_line_number_split_lines_as_a_file_iterates(tmp_path: Path):
+    # OSWorld iterates the open file: a form feed or U+2028 does not end a line, \r\n and \r do.
+    f = tmp_path / "l.txt"
+    f.write_bytes("alpha\x0cbeta\u2028gamma\r\ndelta\r10:00:01 x\x1c10:00:02 y\n".encode())
+    assert metric("check_list")(str(f), {"expect": [r"^beta"]}) == 0.0  # "beta" is mid-line for OSWorld
+    assert metric("check_list")(str(f), {"expect": [r"^alpha.*gamma$", r"^delta$"]}) == 1.0
+    assert metric("check_line_number")(str(f), {"expected": "1"}) == 1.0  # both times share one line
+
+
 def test_check_json_key_paths_and_value_rules(tmp_path: Path):
     f = tmp_path / "p.json"
     f.write_text(json.dumps({"a": {"b": [5, "x"]}, "name": "Bob"}))

@@ -8,6 +8,7 @@ rules) raises :class:`~osworld_mcp_env.errors.EvaluationError`.
 from __future__ import annotations
 
 import csv
+import io
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -128,5 +129,6 @@ def check_line_number(result: Any, expected: Any, **options: Any) -> float:
     text = _read_text(result)
     if text is None:
         return 0.0
-    count = sum(1 for line in text.splitlines() if _TIME.search(line))
+    # OSWorld iterates the file: lines end at "\n" only, not at str.splitlines' \f, \x1c, \u2028...
+    count = sum(1 for line in io.StringIO(text) if _TIME.search(line))
     return float(count == int(rules["expected"]))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import difflib
+import io
 import json
 import re
 from collections.abc import Mapping
@@ -33,7 +34,8 @@ def check_list(result: Any, expected: Any, **options: Any) -> float:
         return 0.0
     expect = [re.compile(p) for p in expected.get("expect", [])]
     unexpect = [re.compile(p) for p in expected.get("unexpect", [])]
-    lines = _read(result, "check_list").splitlines(keepends=True)
+    # OSWorld iterates the file: lines end at "\n" only (str.splitlines also breaks at \f, \x1c, \u2028...).
+    lines = io.StringIO(_read(result, "check_list")).readlines()
     found = all(any(r.search(line) for line in lines) for r in expect)
     return float(found and not any(r.search(line) for line in lines for r in unexpect))
 
