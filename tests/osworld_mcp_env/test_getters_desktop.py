@@ -156,6 +156,9 @@ def test_default_video_player_and_slide_backgrounds(desktop, tmp_path: Path):
         z.writestr("ppt/media/image1.png", picture.getvalue())
         z.writestr("ppt/slides/slide2.xml", PICTURE_SLIDE)
         z.writestr("ppt/slides/_rels/slide2.xml.rels", picture_rels("file:///home/user/Pictures/frame.png"))
+        sound_rels = picture_rels("../media/media1.wav").replace("relationships/image", "relationships/audio")
+        z.writestr("ppt/slides/_rels/slide3.xml.rels", sound_rels)
+        z.writestr("ppt/media/media1.wav", b"RIFF sound")
     desktop.upload_file("/home/user/Desktop/deck.pptx", deck.getvalue())
     background = GETTERS.get("background_image_in_slide")
     config = {"ppt_file_path": "/home/user/Desktop/deck.pptx", "dest": "frame.png"}
@@ -168,6 +171,9 @@ def test_default_video_player_and_slide_backgrounds(desktop, tmp_path: Path):
     desktop.upload_file("/home/user/Pictures/frame.png", picture.getvalue())
     linked = background(desktop, ctx, {**config, "slide_index": 1})
     assert Path(linked) == tmp_path / "frame.png" and Path(linked).read_bytes() == picture.getvalue()
+    # audio_in_slide resolves the same way: slide 3's embedded sound, extracted beside the pptx.
+    sound = GETTERS.get("audio_in_slide")(desktop, ctx, {**config, "slide_index": 2})
+    assert Path(sound) == tmp_path / "ppt/media/media1.wav" and Path(sound).read_bytes() == b"RIFF sound"
     # No pptx at that path: None (OSWorld raises opening it).
     assert (
         background(desktop, ctx, {**config, "ppt_file_path": "/home/user/none.pptx", "slide_index": 0})

@@ -10,7 +10,7 @@ from __future__ import annotations
 import zipfile
 from pathlib import Path
 
-from osworld_mcp_env.evaluators.getters.impress import EmbeddedPicture, LinkedPicture, slide_background
+from osworld_mcp_env.evaluators.getters.impress import EmbeddedPart, LinkedFile, slide_audio, slide_background
 
 NS = (
     'xmlns:a="http://schemas.openxmlformats.org/drawingml/2006/main" '
@@ -61,8 +61,8 @@ def test_embedded_and_linked_backgrounds(tmp_path: Path):
             "ppt/slides/_rels/slide3.xml.rels": rels(("rId1", IMAGE, "file:///home/user/Desktop/frame.png")),
         },
     )
-    assert slide_background(doc, 1) == EmbeddedPicture("ppt/media/image1.png", PICTURE)
-    assert slide_background(doc, 2) == LinkedPicture("/home/user/Desktop/frame.png")
+    assert slide_background(doc, 1) == EmbeddedPart("ppt/media/image1.png", PICTURE)
+    assert slide_background(doc, 2) == LinkedFile("/home/user/Desktop/frame.png")
     # No picture in slide 1's bgPr: OSWorld's `for ... else: return None`.
     assert slide_background(doc, 0) is None
     # No slide4.xml part: None.
@@ -101,3 +101,50 @@ def test_what_makes_osworld_give_none_or_raise_is_no_picture(tmp_path: Path):
     text = tmp_path / "text.pptx"
     text.write_text("not a presentation")
     assert slide_background(str(text), 0) is None
+
+
+AUDIO = "http://schemas.openxmlformats.org/officeDocument/2006/relationships/audio"
+MEDIA = "http://schemas.microsoft.com/office/2007/relationships/media"
+
+
+def test_a_slides_sound_is_its_first_audio_relationship(tmp_path: Path):
+    # OSWorld's get_audio_in_slide reads only the slide's rels: the first Type containing "audio".
+    sound = b"RIFF....WAVEfmt "
+    doc = pptx(
+        tmp_path / "deck.pptx",
+        {
+            # Slide 1: LibreOffice's pair (media first: its Type lacks "audio"), then an image.
+            "ppt/slides/_rels/slide1.xml.rels": rels(
+                ("rId1", MEDIA, "../media/media1.wav"),
+                ("rId2", AUDIO, "../media/media1.wav"),
+                ("rId3", IMAGE, "../media/image1.png"),
+            ),
+            "ppt/media/media1.wav": sound,
+            # Slide 2: a linked sound, then a second one that is never looked at.
+            "ppt/slides/_rels/slide2.xml.rels": rels(
+                ("rId1", AUDIO, "file:///home/user/Music/planet.wav"), ("rId2", AUDIO, "../media/media1.wav")
+            ),
+            # Slide 3: pictures only.
+            "ppt/slides/_rels/slide3.xml.rels": rels(("rId1", IMAGE, "../media/image1.png")),
+        },
+    )
+    assert slide_audio(doc, 0) == EmbeddedPart("ppt/media/media1.wav", sound)
+    assert slide_audio(doc, 1) == LinkedFile("/home/user/Music/planet.wav")
+    assert slide_audio(doc, 2) is None  # OSWorld: audio_file_path stays None
+    assert slide_audio(doc, 3) is None  # no rels part for slide 4
+
+
+def test_where_osworlds_audio_getter_raises_there_is_no_sound(tmp_path: Path):
+    cases = {
+        # The target names a part the zip lacks: extract raises KeyError.
+        "missing part": rels(("rId1", AUDIO, "../media/gone.wav")),
+        # Neither ../ nor file://: OSWorld's assert fails.
+        "other target": rels(("rId1", AUDIO, "http://example.com/a.wav")),
+        # A relationship without Type before the sound: rel.attrib['Type'] raises.
+        "no type": '<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">'
+        '<Relationship Id="rId9" Target="x"/>'
+        f'<Relationship Id="rId1" Type="{AUDIO}" Target="../media/media1.wav"/></Relationships>',
+    }
+    for name, xml in cases.items():
+        parts = {"ppt/slides/_rels/slide1.xml.rels": xml, "ppt/media/media1.wav": b"wav"}
+        assert slide_audio(pptx(tmp_path / f"{name}.pptx", parts), 0) is None, name

@@ -1,9 +1,11 @@
-"""Impress getters: the picture a slide's background shows (``background_image_in_slide``).
+"""Impress getters: a slide's background picture and its sound, read from the pptx as OSWorld reads them.
 
-The pptx is read as OSWorld's getter reads it, as a zip of XML parts rather than
+The pptx is read as OSWorld's getters read it, as a zip of XML parts rather than
 through python-pptx: slide ``i`` is the part ``ppt/slides/slide{i+1}.xml`` (the file
-name, not the presentation order), and its background is the first ``a:blip`` with an
-``r:embed`` inside a ``p:bgPr``.
+name, not the presentation order), its background is the first ``a:blip`` with an
+``r:embed`` inside a ``p:bgPr``, and its sound the first relationship of the slide
+whose ``Type`` names ``audio``. A ``../`` target is a part inside the pptx, a
+``file://`` target a file in the desktop.
 """
 
 from __future__ import annotations
@@ -49,22 +51,45 @@ def _image_target(rels: ElementTree.Element, image_id: str) -> str | None:
     return None
 
 
+def _audio_target(rels: ElementTree.Element) -> str | None:
+    """The ``Target`` of the first relationship whose ``Type`` contains ``audio``.
+
+    None too where OSWorld raises: a relationship before it without ``Type``, or it without ``Target``.
+    """
+    for rel in rels.findall(RELATIONSHIP):
+        if "Type" not in rel.attrib:
+            return None
+        if "audio" in rel.attrib["Type"]:
+            return rel.attrib.get("Target")
+    return None
+
+
 @dataclass(frozen=True)
-class EmbeddedPicture:
-    """A picture inside the pptx: its zip ``part`` name and bytes."""
+class EmbeddedPart:
+    """A file inside the pptx: its zip ``part`` name and bytes."""
 
     part: str
     data: bytes
 
 
 @dataclass(frozen=True)
-class LinkedPicture:
-    """A picture the pptx links to: its ``path`` in the desktop (a ``file://`` target)."""
+class LinkedFile:
+    """A file the pptx links to: its ``path`` in the desktop (a ``file://`` target)."""
 
     path: str
 
 
-def slide_background(pptx_path: str, slide_index: int) -> EmbeddedPicture | LinkedPicture | None:
+def _resolve(pptx: zipfile.ZipFile, names: set[str], target: str) -> EmbeddedPart | LinkedFile | None:
+    """A relationship target as OSWorld resolves it; None where it raises (a missing part, another scheme)."""
+    if target.startswith(".."):
+        part = posixpath.normpath(posixpath.join("ppt/slides", target))
+        if part not in names or part.startswith("../"):
+            return None
+        return EmbeddedPart(part, pptx.read(part))
+    return LinkedFile(target[len("file://") :]) if target.startswith("file://") else None
+
+
+def slide_background(pptx_path: str, slide_index: int) -> EmbeddedPart | LinkedFile | None:
     """The background picture of slide ``slide_index`` (0-based) of a local pptx, as OSWorld finds it.
 
     None when there is none, and wherever OSWorld's getter raises instead: no pptx, a
@@ -81,16 +106,48 @@ def slide_background(pptx_path: str, slide_index: int) -> EmbeddedPicture | Link
             if image_id is None or rels_part not in names:
                 return None
             target = _image_target(ElementTree.fromstring(pptx.read(rels_part)), image_id)
-            if target is None:
-                return None
-            if target.startswith(".."):
-                part = posixpath.normpath(posixpath.join("ppt/slides", target))
-                if part not in names or part.startswith("../"):
-                    return None
-                return EmbeddedPicture(part, pptx.read(part))
+            return None if target is None else _resolve(pptx, names, target)
     except (zipfile.BadZipFile, ElementTree.ParseError, OSError):
         return None
-    return LinkedPicture(target[len("file://") :]) if target.startswith("file://") else None
+
+
+def slide_audio(pptx_path: str, slide_index: int) -> EmbeddedPart | LinkedFile | None:
+    """The sound of slide ``slide_index`` (0-based) of a local pptx, as OSWorld's ``audio_in_slide`` finds it.
+
+    Only the slide's relationships are read (not its XML): the first whose ``Type``
+    contains ``audio``. None when there is none and wherever OSWorld raises.
+    """
+    rels_part = f"ppt/slides/_rels/slide{slide_index + 1}.xml.rels"
+    try:
+        with zipfile.ZipFile(pptx_path) as pptx:
+            names = set(pptx.namelist())
+            if rels_part not in names:
+                return None
+            target = _audio_target(ElementTree.fromstring(pptx.read(rels_part)))
+            return None if target is None else _resolve(pptx, names, target)
+    except (zipfile.BadZipFile, ElementTree.ParseError, OSError):
+        return None
+
+
+def _fetch(
+    desktop: Desktop, context: TaskContext, found: EmbeddedPart | LinkedFile | None, dest: Any
+) -> str | None:
+    """The found file as a local path, else None.
+
+    An embedded part is extracted to ``<work_dir>/<part>`` (OSWorld ignores ``dest``
+    there), a linked file copied from the desktop to ``<work_dir>/<dest>``.
+    """
+    if isinstance(found, EmbeddedPart):
+        return save_result(context, found.part, found.data)
+    if isinstance(found, LinkedFile):
+        return vm_file(desktop, context, {"path": found.path, "dest": dest})
+    return None
+
+
+def _local_pptx(desktop: Desktop, context: TaskContext, config: Mapping[str, Any]) -> str | None:
+    """The task's pptx copied from the desktop under its own name, as OSWorld copies it."""
+    ppt_path = str(config["ppt_file_path"])
+    return vm_file(desktop, context, {"path": ppt_path, "dest": PurePosixPath(ppt_path).name})
 
 
 @register_getter("background_image_in_slide")
@@ -104,11 +161,19 @@ def background_image_in_slide(
     ``dest``), a linked one copied from the desktop to ``<work_dir>/<dest>``. None (a 0)
     without a pptx or a background picture (:func:`slide_background`).
     """
-    ppt_path = str(config["ppt_file_path"])
-    local = vm_file(desktop, context, {"path": ppt_path, "dest": PurePosixPath(ppt_path).name})
-    picture = None if local is None else slide_background(local, int(config["slide_index"]))
-    if isinstance(picture, EmbeddedPicture):
-        return save_result(context, picture.part, picture.data)
-    if isinstance(picture, LinkedPicture):
-        return vm_file(desktop, context, {"path": picture.path, "dest": config["dest"]})
-    return None
+    local = _local_pptx(desktop, context, config)
+    found = None if local is None else slide_background(local, int(config["slide_index"]))
+    return _fetch(desktop, context, found, config["dest"])
+
+
+@register_getter("audio_in_slide")
+def audio_in_slide(desktop: Desktop, context: TaskContext, config: Mapping[str, Any], /) -> str | None:
+    """The sound of slide ``slide_index`` of ``ppt_file_path``, as a local file.
+
+    As :func:`background_image_in_slide`: an embedded sound extracted to
+    ``<work_dir>/ppt/media/...``, a linked one copied to ``<work_dir>/<dest>``, None (a 0)
+    without a pptx or a sound (:func:`slide_audio`).
+    """
+    local = _local_pptx(desktop, context, config)
+    found = None if local is None else slide_audio(local, int(config["slide_index"]))
+    return _fetch(desktop, context, found, config["dest"])
