@@ -136,6 +136,7 @@ PREFS = {
     "profile": {"name": "Thomas", "default_content_setting_values": {"cookies": 4}},
     "default_search_provider_data": {"template_url_data": {"short_name": "Microsoft Bing"}},
     "browser": {"theme": {"color_scheme2": 2}},
+    "webkit": {"webprefs": {"default_font_size": 20}},
     "extensions": {"settings": {"abc": {"path": "/home/user/ext", "manifest": {"name": "Helper"}}}},
 }
 
@@ -151,6 +152,12 @@ PREFS = {
         ("chrome_appearance_mode_ui", "dark", "system", "system"),
         ("find_unpacked_extension_path", ["/home/user/ext"], [], "Google"),
         ("find_installed_extension_name", ["Helper"], [], "Google"),
+        (
+            "chrome_font_size",
+            {"default_font_size": 20},
+            {"default_fixed_font_size": 13, "default_font_size": 16, "minimum_font_size": 13},
+            {"default_fixed_font_size": 13, "default_font_size": 16},
+        ),
     ],
 )
 def test_preferences_getters(getter, value, empty, missing_file):

@@ -151,6 +151,10 @@ def main():
     if OP == "close":
         for target_id in ARGS["ids"]:
             http("/json/close/" + urllib.parse.quote(target_id, safe=""))
+        # DevTools answers "Target is closing": wait until the tabs are gone.
+        deadline = time.monotonic() + 10
+        while {t["id"] for t in pages()} & set(ARGS["ids"]) and time.monotonic() < deadline:
+            time.sleep(0.05)
         return {"up": True}
     raise SystemExit("unknown op " + OP)
 
@@ -229,5 +233,5 @@ def open_tabs(desktop: Desktop, urls: Sequence[str], *, wait_s: float, load_s: f
 
 
 def close_tabs(desktop: Desktop, ids: Sequence[str]) -> None:
-    """Closes the page targets ``ids``."""
+    """Closes the page targets ``ids`` and waits (up to 10 s) until they are gone."""
     _run(desktop, "close", {"ids": list(ids)}, 60)

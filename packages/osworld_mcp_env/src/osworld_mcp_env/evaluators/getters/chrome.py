@@ -126,6 +126,16 @@ def find_installed_extension_name(prefs: Any) -> list[Any]:
     return [entry["manifest"]["name"] for entry in prefs.get("extensions", {}).get("settings", {}).values()]
 
 
+@_preferences_getter("chrome_font_size", {"default_fixed_font_size": 13, "default_font_size": 16})
+def chrome_font_size(prefs: Any) -> Any:
+    """``webkit.webprefs``; Chromium's defaults (13, 16, minimum 13) when the profile has none.
+
+    On a missing or broken file OSWorld returns the defaults without ``minimum_font_size``.
+    """
+    defaults = {"default_fixed_font_size": 13, "default_font_size": 16, "minimum_font_size": 13}
+    return prefs.get("webkit", {}).get("webprefs", defaults)
+
+
 _SCHEMES = {"system": "system", "default": "system", "0": "system", "light": "light", "1": "light"}
 _SCHEMES |= {"dark": "dark", "2": "dark"}
 

@@ -1,0 +1,59 @@
+"""OSWorld's Chromium setup steps and tab getters on the real desktop's Chromium (``-m desktop``).
+
+``chrome_open_tabs`` waits for each page's load and leaves the last page active, so
+the getters are read right after it, with no wait of their own.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from osworld_mcp_env.errors import DesktopStartError
+from osworld_mcp_env.evaluators import GETTERS, METRICS
+from osworld_mcp_env.tasks import TaskContext
+from osworld_mcp_env.tasks.setup import SETUP_STEPS
+
+pytestmark = pytest.mark.desktop
+PAGES = {"alpha": "Alpha page", "beta": "Beta page", "gamma": "Gamma page"}
+
+
+@pytest.fixture(scope="module")
+def desktop():
+    local = pytest.importorskip("osworld_mcp_env.backends.local")
+    try:
+        d = local.LocalDesktop()
+    except DesktopStartError as exc:
+        pytest.skip(f"no embedded desktop here: {exc}")
+    yield d
+    d.close()
+
+
+def test_open_tabs_then_read_and_close_them(desktop, tmp_path: Path):
+    urls = []
+    for name, title in PAGES.items():
+        path = f"/home/user/Sites/{name}.html"
+        desktop.upload_file(
+            path, f"<html><head><title>{title}</title></head><body>{name}</body></html>".encode()
+        )
+        urls.append(f"file://{path}")
+    ctx = TaskContext("chrome-desktop", tmp_path)
+    SETUP_STEPS.get("launch")(desktop, ctx, command=["google-chrome"])
+    # The step waits for Chromium's DevTools endpoint, then for each page's load.
+    SETUP_STEPS.get("chrome_open_tabs")(desktop, ctx, urls_to_open=urls)
+
+    tabs = GETTERS.get("open_tabs_info")(desktop, ctx, {})
+    # Chromium's own first tab was closed by the step, as OSWorld's does.
+    assert sorted(tabs, key=lambda t: t["url"]) == [
+        {"title": title, "url": url} for title, url in zip(PAGES.values(), urls, strict=True)
+    ]
+    active = GETTERS.get("active_tab_info")(desktop, ctx, {})
+    assert (active["title"], active["url"]) == ("Gamma page", urls[2])
+    assert "<body>gamma</body>" in active["content"]
+    assert GETTERS.get("active_url_from_accessTree")(desktop, ctx, {"goto_prefix": ""}) == urls[2]
+    assert METRICS.get("is_expected_active_tab").fn(active, {"type": "url", "url": urls[2]}) == 1.0
+
+    SETUP_STEPS.get("chrome_close_tabs")(desktop, ctx, urls_to_close=[urls[0]])
+    left = GETTERS.get("open_tabs_info")(desktop, ctx, {})
+    assert sorted(t["url"] for t in left) == urls[1:]
+    assert METRICS.get("is_expected_tabs").fn(left, {"type": "url", "urls": urls[1:]}) == 1.0
