@@ -11,6 +11,15 @@ click step <= 30 ms, type-10 step <= 40 ms. The load average is printed with
 the table: on a shared machine every number depends on it.
 
     uv run python tools/bench_env.py [--steps 30] [--resets 5] [--envs 1,2,4]
+
+With ``--peer cua`` it prints instead our env against trycua's cua-computer-server
+(issue #12), both on a 1920x1080 Calc desktop, measured in turns in one run:
+screenshot to an RGB array, click then screenshot with no waiting, a click step and
+a type-10 step to the observation, and how often the frame after typing differs
+from one taken 0.3 s later. The peer runs in its own venv and Xvfb
+(``tools/bench_peer_cua.py``); its processes are killed at exit, Ctrl-C or error.
+
+    uv run python tools/bench_env.py --peer cua [--iterations 100] [--runs 3]
 """
 
 from __future__ import annotations
@@ -18,21 +27,24 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import statistics
 import sys
 import time
-from typing import cast
+from typing import Any, cast
 
 import gymnasium as gym
+import numpy as np
+from bench_peer_cua import CUA_VERSION, CuaPeer  # tools/ is on sys.path when this file runs as a script
 from osworld_mcp_env.backends.local import LocalDesktop
 from osworld_mcp_env.env import OSWorldMCPEnv
 
 ENV_ID = "osworld_mcp_env:OSWorldMCP-v0"
 NOOP = {"name": "computer_use", "arguments": {"action": "mouse_move", "coordinate": [960, 540]}}
 # Two Calc cells clicked in turn: every click moves the cell cursor and repaints.
+CLICK_XY = ([300, 300], [420, 340])
 CLICKS = [
-    {"name": "computer_use", "arguments": {"action": "left_click", "coordinate": xy}}
-    for xy in ([300, 300], [420, 340])
+    {"name": "computer_use", "arguments": {"action": "left_click", "coordinate": xy}} for xy in CLICK_XY
 ]
 TYPE10 = {"name": "computer_use", "arguments": {"action": "type", "text": "abcdefghij"}}
 ESCAPE = {"name": "computer_use", "arguments": {"action": "key", "keys": ["Escape"]}}
@@ -55,6 +67,7 @@ with open(sys.argv[1], "w") as out:
     json.dump({{"grab_ms": statistics.median(grab) * 1e3, "click_ms": statistics.median(click) * 1e3}}, out)
 """
 FLOOR_RESULT = "/tmp/bench-floor.json"
+PEER_STALE_AFTER_S = 0.3  # the frame after typing is compared with one taken this much later
 
 
 def median_ms(samples: list[float]) -> float:
@@ -231,6 +244,121 @@ def _memory(pids: list[int]) -> tuple[int, int]:
     return rss, pss
 
 
+def bench_ours_for_peer(env: gym.Env, desktop: LocalDesktop, iterations: int) -> dict[str, float]:
+    """One run of our side of the peer table, the same operations the peer client times."""
+    frame_s, click_s = [], []
+    for _ in range(iterations):
+        start = time.perf_counter()
+        desktop.screenshot()
+        frame_s.append(time.perf_counter() - start)
+    for i in range(iterations):
+        start = time.perf_counter()
+        _click_without_settle(desktop, CLICK_XY[i % 2])
+        desktop.screenshot()
+        click_s.append(time.perf_counter() - start)
+    step_s, settle_s = [], []
+    for i in range(iterations):
+        seconds, info = timed_step(env, CLICKS[i % 2])
+        step_s.append(seconds)
+        settle_s.append(info["timings"].get("settle_ms", 0.0) / 1000)
+    type_s, type_settle_s, typing_s = [], [], []
+    stale = 0
+    for _ in range(iterations):
+        start = time.perf_counter()
+        obs, _reward, _terminated, _truncated, info = env.step(TYPE10)
+        type_s.append(time.perf_counter() - start)
+        if "error" in info:
+            raise RuntimeError(f"The benchmark's step {TYPE10} failed: {info['error']}")
+        timings = info["timings"]
+        type_settle_s.append(timings.get("settle_ms", 0.0) / 1000)
+        typing_s.append((timings["action_ms"] - timings.get("settle_ms", 0.0)) / 1000)
+        time.sleep(PEER_STALE_AFTER_S)
+        stale += int(not np.array_equal(obs["screenshot"], desktop.screenshot().pixels))
+        timed_step(env, ESCAPE)
+    return {
+        "frame_ms": median_ms(frame_s),
+        "click_ms": median_ms(click_s),
+        "click_step_ms": median_ms(step_s),
+        "click_settle_ms": median_ms(settle_s),
+        "type_ms": median_ms(type_s),
+        "type_settle_ms": median_ms(type_settle_s),
+        "typing_ms": median_ms(typing_s),
+        "stale": stale,
+    }
+
+
+def _click_without_settle(desktop: LocalDesktop, coordinate: list[int]) -> None:
+    """A left click through the guest's ``/gui`` with its settle wait off: input only, as cua's click."""
+    body = {"action": "left_click", "arguments": {"coordinate": coordinate}, "settle": False}
+    status, _, data = desktop.client.request("POST", "/gui", json_body=body)
+    if status != 200:
+        raise RuntimeError(f"The guest refused a click ({status}): {data[:500]!r}")
+
+
+def bench_peer(peer_name: str, iterations: int, runs: int) -> list[tuple[str, str, str, str]]:
+    """Ours and the peer's medians over ``runs`` runs, taking turns so that load hits both alike."""
+    if peer_name != "cua":
+        raise ValueError(f"Unknown peer {peer_name!r}; known: cua")
+    ours: list[dict[str, float]] = []
+    theirs: list[dict[str, Any]] = []
+    with CuaPeer() as peer:
+        env = gym.make(ENV_ID, task="calc-sum-column", enable_mcp=False, max_steps=1_000_000)
+        try:
+            env.reset()
+            desktop = cast(OSWorldMCPEnv, env.unwrapped).desktop
+            if not isinstance(desktop, LocalDesktop):
+                raise TypeError(f"bench_env measures the local backend, not {type(desktop).__name__}.")
+            if desktop.screen_size != (1920, 1080):
+                raise RuntimeError(f"Our desktop is {desktop.screen_size}, the peer's 1920x1080.")
+            for run in range(runs):
+                if run % 2:
+                    theirs.append(peer.measure(iterations))
+                    ours.append(bench_ours_for_peer(env, desktop, iterations))
+                else:
+                    ours.append(bench_ours_for_peer(env, desktop, iterations))
+                    theirs.append(peer.measure(iterations))
+        finally:
+            env.close()
+    if (theirs[0]["width"], theirs[0]["height"]) != (1920, 1080):
+        raise RuntimeError(f"The peer's screenshots are {theirs[0]['width']}x{theirs[0]['height']}.")
+
+    def med(results: list[dict[str, Any]], key: str) -> float:
+        return statistics.median(r[key] for r in results)
+
+    def row(label: str, key: str, cua_note: str = "", our_note: str = "") -> tuple[str, str, str, str]:
+        cua, our = med(theirs, key), med(ours, key)
+        return (label, f"{cua:.1f} ms{cua_note}", f"{our:.1f} ms{our_note}", f"{cua / our:.2f}x")
+
+    total = iterations * runs
+    return [
+        row("screenshot to an RGB array", "frame_ms", " (PNG + base64 + decode)"),
+        row("click, then screenshot, no waiting", "click_ms"),
+        (
+            "one env step: click -> observation",
+            f"{med(theirs, 'click_ms'):.1f} ms (click + screenshot; no wait)",
+            f"{med(ours, 'click_step_ms'):.1f} ms (settle {med(ours, 'click_settle_ms'):.1f} ms)",
+            f"{med(theirs, 'click_ms') / med(ours, 'click_step_ms'):.2f}x",
+        ),
+        row(
+            "one env step: type 10 characters -> observation",
+            "type_ms",
+            f" (typing alone {med(theirs, 'typing_ms'):.1f} ms)",
+            f" (typing {med(ours, 'typing_ms'):.1f} ms, settle {med(ours, 'type_settle_ms'):.1f} ms)",
+        ),
+        (
+            f"frame after typing stale (differs {PEER_STALE_AFTER_S} s later)",
+            f"{sum(r['stale'] for r in theirs)} / {total}",
+            f"{sum(r['stale'] for r in ours)} / {total}",
+            "",
+        ),
+    ]
+
+
+def _exit_on_signal(signum: int, _frame: object) -> None:
+    """SIGTERM and SIGHUP end the run like Ctrl-C does: through every ``finally``, peer included."""
+    raise SystemExit(128 + signum)
+
+
 def _load() -> str:
     """The 1, 5 and 15 minute load averages, as ``uptime`` prints them."""
     return ", ".join(f"{x:.2f}" for x in os.getloadavg())
@@ -242,8 +370,27 @@ def main() -> int:
     parser.add_argument("--resets", type=int, default=5)
     parser.add_argument("--envs", default="1,2,4", help="comma-separated env counts for the vector rows")
     parser.add_argument("--writer-chars", type=int, default=4000, help="typed into Writer (0: skip)")
+    parser.add_argument("--peer", choices=["cua"], help="print ours against this peer instead (issue #12)")
+    parser.add_argument("--iterations", type=int, default=100, help="per operation and run, with --peer")
+    parser.add_argument("--runs", type=int, default=3, help="runs with --peer; the table shows their median")
     args = parser.parse_args()
     wall = time.perf_counter()
+    if args.peer:
+        for signum in (signal.SIGTERM, signal.SIGHUP):
+            signal.signal(signum, _exit_on_signal)
+        print(f"# bench_env --peer {args.peer}: load average at the start {_load()}", flush=True)
+        peer_rows = bench_peer(args.peer, args.iterations, args.runs)
+        print(
+            f"# {os.cpu_count()} CPUs, python {sys.version.split()[0]}, 1920x1080 Calc on both sides, "
+            f"{args.iterations} iterations x {args.runs} runs (median of run medians), "
+            f"cua-computer-server {CUA_VERSION}"
+        )
+        print(f"| operation | {args.peer} | ours | {args.peer} / ours |")
+        print("|---|---:|---:|---:|")
+        for peer_row in peer_rows:
+            print("| " + " | ".join(peer_row) + " |")
+        print(f"wall {time.perf_counter() - wall:.0f} s, load average at the end {_load()}")
+        return 0
     single = bench_floor_and_single(args.steps, args.resets)
     floor_ms = single["grab_ms"] + single["click_ms"]
     overhead_ms = single["step_ms"] - single["settle_ms"]
