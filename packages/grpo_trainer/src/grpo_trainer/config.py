@@ -58,7 +58,13 @@ class OptimSettings:
 
 @dataclass(frozen=True)
 class EngineSettings:
-    """Backend, precision, seed, checkpoints, async staleness."""
+    """Backend, precision, seed, checkpoints, sync or async rollouts.
+
+    ``mode = "async"`` rolls out the next steps on a thread while the learner updates
+    (:mod:`grpo_trainer.async_rollout`): up to ``queue_size`` finished steps wait, and a
+    group whose oldest sample is more than ``max_staleness`` policy versions (update
+    phases) behind the weights being updated is dropped and counted.
+    """
 
     backend: str = "deepspeed"
     zero_stage: int = 3
@@ -66,7 +72,9 @@ class EngineSettings:
     seed: int = 10086
     output_dir: str = "runs/grpo"
     save_every: int = 1
+    mode: str = "sync"
     max_staleness: int = 2
+    queue_size: int = 1
     micro_batch_size: int = 0  # samples per forward/backward within an update; 0: the whole batch
 
     def __post_init__(self) -> None:
@@ -74,6 +82,13 @@ class EngineSettings:
             raise ConfigError(f"backend must be 'torch' or 'deepspeed', got {self.backend!r}.")
         if self.precision not in ("bf16", "fp32"):
             raise ConfigError(f"precision must be 'bf16' or 'fp32', got {self.precision!r}.")
+        if self.mode not in ("sync", "async"):
+            raise ConfigError(f"mode must be 'sync' or 'async', got {self.mode!r}.")
+        if self.max_staleness < 0 or self.queue_size < 1:
+            raise ConfigError(
+                f"max_staleness must be >= 0 and queue_size >= 1, got {self.max_staleness} and "
+                f"{self.queue_size}."
+            )
         if self.micro_batch_size < 0:
             raise ConfigError(f"micro_batch_size must be >= 0 (0: whole batch), got {self.micro_batch_size}.")
 

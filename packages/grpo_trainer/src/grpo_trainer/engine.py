@@ -9,11 +9,19 @@ checkpoint files) is a :class:`~grpo_trainer.backend.Backend`; the loop is this 
 A checkpoint holds model, optimizer, scheduler, every RNG stream and the step
 counter, and its ``latest`` pointer moves last, so a run killed at any moment
 resumes from its last checkpoint and reproduces the following steps exactly.
+
+In async mode (``engine.mode = "async"``) a thread rolls out the next steps with a
+copy of the policy while this loop updates (:mod:`grpo_trainer.async_rollout`); the
+same rollout and update code runs, groups too stale are dropped before scoring, and
+the updated weights are published to the copy after each step. A resumed async run
+restarts the thread at the checkpoint's step, but which weights each sample saw
+depends on thread timing, so it is not reproduced exactly. Metrics go through one
+:class:`~grpo_trainer.metrics.MetricsSink` (JSONL and TensorBoard).
 """
 
 from __future__ import annotations
 
-import json
+import copy
 import os
 import random
 import resource
@@ -29,12 +37,14 @@ from hybrid_agent.coords import CoordinateConfig, CoordinatePolicy
 from hybrid_agent.runner import RunConfig
 
 from grpo_trainer.advantage import GroupAdvantages, group_advantages
+from grpo_trainer.async_rollout import RolloutWorker, oldest_version, split_stale
 from grpo_trainer.backend import Backend, make_backend
 from grpo_trainer.config import GRPOConfig
 from grpo_trainer.episode import Episode
 from grpo_trainer.errors import CheckpointError, GRPOError
 from grpo_trainer.loss import policy_loss
-from grpo_trainer.policy import TrainablePolicy
+from grpo_trainer.metrics import MetricsSink
+from grpo_trainer.policy import TrainablePolicy, VersionedPolicy
 from grpo_trainer.rollout import RolloutConfig, collect_group, rebuild_messages
 
 __all__ = ["ReplayMismatch", "Trainer", "rollout_config"]
@@ -72,8 +82,9 @@ class Trainer:
             config: The run configuration.
             policy: The policy to train (its ``module`` holds the parameters).
             venv: A group env of ``config.rollout.group_size`` members (one per rank).
-            run_dir: Where checkpoints and ``metrics.jsonl`` go (shared by the ranks).
-            reset_options: ``(step, group) -> options`` added to each group's reset (labels, faults).
+            run_dir: Where checkpoints, ``metrics.jsonl`` and ``tensorboard/`` go (shared by the ranks).
+            reset_options: ``(step, group) -> options`` added to each group's reset (labels, faults);
+                in async mode it is called on the rollout thread.
         """
         self.config = config
         self.policy = policy
@@ -82,38 +93,59 @@ class Trainer:
         self.reset_options = reset_options or (lambda step, group: {})
         self.rollout_config = rollout_config(config)
         self.step = 0
-        self.updates = 0
+        self.updates = 0  # optimizer updates
+        self.version = 0  # policy version: update phases (steps that changed the weights)
+        self.asynchronous = config.engine.mode == "async"
+        # The async rollout copy is taken before a backend partitions the module (ZeRO-3).
+        self.rollout_policy = VersionedPolicy(copy.deepcopy(policy) if self.asynchronous else policy)
         _seed_everything(config.engine.seed)
         self.backend: Backend = make_backend(config, policy.module)
         # Each rank samples its own groups with its own stream; rank 0's is the one-process stream.
         self.generator = torch.Generator().manual_seed(config.engine.seed + self.backend.rank)
         self.run_dir.mkdir(parents=True, exist_ok=True)
         self._resume()
+        self._publish()
+        self.metrics = MetricsSink(self.run_dir, self.backend.rank, resume_step=self.step)
 
     # --- one step ------------------------------------------------------------------------
     def rollout(self) -> list[list[Episode]]:
-        """This rank's groups of this step: task and seed follow from step and rank alone."""
-        n = self.config.rollout.tasks_per_step
-        first = (self.step * self.backend.world_size + self.backend.rank) * n
-        groups = []
+        """This rank's groups of this step, with the full weights gathered for sampling."""
         with self.backend.generation():
-            for j in range(n):
-                index = first + j
-                task = self.config.tasks[index % len(self.config.tasks)]
-                groups.append(
-                    collect_group(
-                        self.venv,
-                        self.policy,
-                        task,
-                        seed=self.config.engine.seed + index,
-                        group=index,
-                        config=self.rollout_config,
-                        generator=self.generator,
-                        policy_version=self.updates,
-                        reset_options=self.reset_options(self.step, j),
-                    )
+            return self._collect(self.step)
+
+    def _collect(self, step: int) -> list[list[Episode]]:
+        """This rank's groups of ``step``: task and seed follow from step and rank alone."""
+        n = self.config.rollout.tasks_per_step
+        first = (step * self.backend.world_size + self.backend.rank) * n
+        groups = []
+        for j in range(n):
+            index = first + j
+            task = self.config.tasks[index % len(self.config.tasks)]
+            groups.append(
+                collect_group(
+                    self.venv,
+                    self.rollout_policy,
+                    task,
+                    seed=self.config.engine.seed + index,
+                    group=index,
+                    config=self.rollout_config,
+                    generator=self.generator,
+                    reset_options=self.reset_options(step, j),
                 )
+            )
         return groups
+
+    def _publish(self) -> None:
+        """Hands the weights of version ``self.version`` to the rollout policy.
+
+        In sync mode it is the trained policy itself; in async mode its copy gets the
+        full weights (gathered by the backend, on every rank at the same step).
+        """
+        if not self.asynchronous:
+            self.rollout_policy.publish(self.version)
+            return
+        with self.backend.generation():
+            self.rollout_policy.publish(self.version, self.policy.module.state_dict())
 
     def _batch(self, scored: list[GroupAdvantages]) -> dict[str, Any] | None:
         """The kept samples as lists (prompt ids, response ids, old log-probs, advantage)."""
@@ -195,6 +227,10 @@ class Trainer:
         """One rollout batch and its updates; returns (and logs) this rank's metrics."""
         t0 = time.perf_counter()
         groups = self.rollout()
+        return self._learn(groups, {"time/rollout_s": time.perf_counter() - t0})
+
+    def _learn(self, groups: list[list[Episode]], timings: dict[str, float]) -> dict[str, Any]:
+        """Scores ``groups``, runs the step's updates, publishes, logs and checkpoints."""
         t1 = time.perf_counter()
         scored = [group_advantages(g, self.config.reward, self.config.advantage) for g in groups]
         batch = self._batch(scored)
@@ -206,6 +242,9 @@ class Trainer:
         updates = [
             self._update(micro, rounds) for _ in range(self.config.optim.updates_per_batch if train else 0)
         ]
+        if updates:
+            self.version += 1
+            self._publish()
         t3 = time.perf_counter()
         metrics = _rollout_metrics(scored)
         if updates:
@@ -214,7 +253,7 @@ class Trainer:
         metrics.update(
             {
                 "step": self.step,
-                "time/rollout_s": t1 - t0,
+                **timings,
                 "time/score_s": t2 - t1,
                 "time/update_s": t3 - t2,
                 "memory/peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
@@ -222,16 +261,36 @@ class Trainer:
             }
         )
         self.step += 1
-        name = "metrics.jsonl" if self.backend.rank == 0 else f"metrics_rank{self.backend.rank}.jsonl"
-        with (self.run_dir / name).open("a") as log:
-            log.write(json.dumps(metrics) + "\n")
+        self.metrics.write(metrics)
         if self.step % self.config.engine.save_every == 0:
             self.save()
         return metrics
 
     def train(self) -> list[dict[str, Any]]:
-        """Runs steps until ``optim.total_steps``."""
-        return [self.train_step() for _ in range(self.step, self.config.optim.total_steps)]
+        """Runs steps until ``optim.total_steps``, sync or async as the config says."""
+        steps = range(self.step, self.config.optim.total_steps)
+        if not self.asynchronous:
+            return [self.train_step() for _ in steps]
+        engine = self.config.engine
+        worker = RolloutWorker(self._collect, steps, engine.queue_size)
+        logs = []
+        try:
+            for _ in steps:
+                t0 = time.perf_counter()
+                batch = worker.next()
+                waited = time.perf_counter() - t0
+                fresh, stale = split_stale(batch.groups, self.version, engine.max_staleness)
+                behind = [self.version - v for v in map(oldest_version, batch.groups) if v is not None]
+                timings = {
+                    "time/rollout_s": batch.seconds,
+                    "time/wait_s": waited,
+                    "async/stale_groups": float(len(stale)),
+                    "async/staleness_max": float(max(behind, default=0)),
+                }
+                logs.append(self._learn(fresh, timings))
+        finally:
+            worker.close()
+        return logs
 
     # --- checkpoints ---------------------------------------------------------------------
     def save(self) -> Path:
@@ -242,6 +301,7 @@ class Trainer:
             "config": self.config.to_dict(),
             "step": self.step,
             "updates": self.updates,
+            "version": self.version,
             "rng": {
                 "generator": self.generator.get_state(),
                 "torch": torch.get_rng_state(),
@@ -269,7 +329,7 @@ class Trainer:
         torch.set_rng_state(state["rng"]["torch"])
         np.random.set_state(state["rng"]["numpy"])
         random.setstate(state["rng"]["python"])
-        self.step, self.updates = state["step"], state["updates"]
+        self.step, self.updates, self.version = state["step"], state["updates"], state["version"]
 
 
 def _seed_everything(seed: int) -> None:
@@ -284,7 +344,7 @@ def _rollout_metrics(scored: list[GroupAdvantages]) -> dict[str, float]:
     adopted = [any(s.is_mcp and s.exec_ok for s in e.samples) for e in episodes]
     return {
         "rollout/reward": float(np.mean(returns)) if returns else float("nan"),
-        "rollout/success": float(np.mean([g.success_rate for g in scored])),
+        "rollout/success": float(np.mean([g.success_rate for g in scored])) if scored else float("nan"),
         "rollout/adoption": float(np.mean(adopted)) if adopted else float("nan"),
         "rollout/crashed": float(sum(g.crashed for g in scored)),
         "rollout/groups_kept": float(sum(g.kept for g in scored)),

@@ -35,7 +35,8 @@ class StepSample:
         call: The parsed call, or ``None`` when the output did not parse.
         exec_ok: The action executed (parsed, accepted by the env, a tool call without error).
         read_only: The called tool declares ``readOnlyHint`` (``None``: unknown or a GUI action).
-        policy_version: Number of optimizer updates the generating policy had seen.
+        policy_version: The version of the weights that generated it: how many update phases
+            (training steps that changed the weights) they had been through.
     """
 
     index: int

@@ -26,7 +26,7 @@ from hybrid_agent.toolset import tools_from_env
 from hybrid_agent.trajectory import Frame, Observation, Step
 
 from grpo_trainer.episode import Episode, StepSample
-from grpo_trainer.policy import TrainablePolicy
+from grpo_trainer.policy import TrainablePolicy, VersionedPolicy
 from grpo_trainer.vector import held_info
 
 REFUSED_ACTION = ""  # what an unparsable output sends: refused by the env, counted as a step
@@ -79,7 +79,7 @@ def rebuild_messages(episode: Episode, sample: StepSample, context: ContextConfi
 
 def collect_group(
     venv: gym.vector.VectorEnv,
-    policy: TrainablePolicy,
+    policy: TrainablePolicy | VersionedPolicy,
     task: Any,
     seed: int,
     group: int,
@@ -92,18 +92,20 @@ def collect_group(
 
     Args:
         venv: A group env from :func:`grpo_trainer.vector.make_group_env`.
-        policy: The rollout policy.
+        policy: The rollout policy; a :class:`VersionedPolicy` stamps each step with the version
+            of the weights that produced it (they may change between steps in async mode).
         task: The task id or config passed as ``options["task"]``.
         seed: The start state; every member gets it.
         group: The group id stamped on the episodes.
         config: Rollout settings.
         generator: The ``torch.Generator`` used for sampling.
-        policy_version: Updates the policy had seen (for staleness).
+        policy_version: The version of a plain ``policy``'s weights (for staleness).
         reset_options: Extra reset options (a per-group crash for tests, task labels).
 
     Returns:
         G episodes; a crashed one has ``crash`` set and no score.
     """
+    rollout = policy if isinstance(policy, VersionedPolicy) else VersionedPolicy(policy, policy_version)
     n = venv.num_envs
     # One seed per member: Sync/AsyncVectorEnv take a list, the base class types only an int.
     seeds = [seed] * n
@@ -125,8 +127,8 @@ def collect_group(
             tools = tuple(tools_from_env(held_info(info).get("tools") or []))
             current = Observation(Frame.from_array(o["screenshot"]), feedback or o["tool_result"])
             ctx = build_context(episodes[i].steps, current, episodes[i].instruction, tools, config.context)
-            pending[i] = (current, tools, ctx.plan.to_dicts(), policy.encode(ctx.messages))
-        outputs = policy.sample([pending[i][3] for i in live], config.temperature, generator)
+            pending[i] = (current, tools, ctx.plan.to_dicts(), rollout.encode(ctx.messages))
+        outputs, version = rollout.sample([pending[i][3] for i in live], config.temperature, generator)
         actions = [REFUSED_ACTION] * n
         parsed_by_env = {}
         for i, out in zip(live, outputs, strict=True):
@@ -160,7 +162,7 @@ def collect_group(
                     call=call,
                     exec_ok=exec_ok,
                     read_only=evidence.read_only if evidence is not None else None,
-                    policy_version=policy_version,
+                    policy_version=version,
                 )
             )
             if call is not None:

@@ -1,0 +1,60 @@
+"""Where a run's metrics go: one JSON line per step and the same numbers as TensorBoard scalars.
+
+The Trainer builds one flat dict per step (``rollout/reward``, ``train/kl``,
+``time/update_s`` ...); :class:`MetricsSink` is the only place that writes it, so the
+JSONL file and the TensorBoard event file cannot disagree and no metric name is
+listed twice: every number in the dict becomes the scalar of the same tag at
+``global_step = metrics["step"]``. Rank 0 writes ``metrics.jsonl`` and
+``tensorboard/``, rank R ``metrics_rankR.jsonl`` and ``tensorboard/rankR`` (each rank
+rolls out its own groups). Events are flushed after every step, so a killed run
+keeps what it logged; a resumed run purges its own events from the resume step on,
+which TensorBoard would otherwise draw twice.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from tensorboardX import SummaryWriter  # type: ignore[import-untyped]  # no py.typed
+
+__all__ = ["MetricsSink", "tensorboard_dir"]
+
+
+def tensorboard_dir(run_dir: str | Path, rank: int = 0) -> Path:
+    """Rank ``rank``'s event-file folder under ``run_dir`` (``tensorboard --logdir RUN_DIR/tensorboard``)."""
+    root = Path(run_dir) / "tensorboard"
+    return root if rank == 0 else root / f"rank{rank}"
+
+
+class MetricsSink:
+    """Appends each step's metrics to the rank's JSONL file and writes them as TensorBoard scalars."""
+
+    def __init__(self, run_dir: str | Path, rank: int = 0, resume_step: int = 0) -> None:
+        """Opens the TensorBoard writer (new event file) for ``rank`` under ``run_dir``.
+
+        Args:
+            run_dir: The run folder (shared by the ranks).
+            rank: This process's rank.
+            resume_step: The step this process starts at; events of a previous process at
+                that step or later are purged from TensorBoard's view (they are replayed).
+        """
+        self.jsonl = Path(run_dir) / ("metrics.jsonl" if rank == 0 else f"metrics_rank{rank}.jsonl")
+        self.writer = SummaryWriter(
+            str(tensorboard_dir(run_dir, rank)), purge_step=resume_step if resume_step > 0 else None
+        )
+
+    def write(self, metrics: dict[str, Any]) -> None:
+        """Logs one step: the whole dict as a JSON line, each number as a scalar at ``metrics["step"]``."""
+        step = int(metrics["step"])
+        with self.jsonl.open("a") as log:
+            log.write(json.dumps(metrics) + "\n")
+        for tag, value in metrics.items():
+            if tag != "step" and isinstance(value, (int, float)) and not isinstance(value, bool):
+                self.writer.add_scalar(tag, float(value), step)
+        self.writer.flush()
+
+    def close(self) -> None:
+        """Flushes and closes the event file."""
+        self.writer.close()
