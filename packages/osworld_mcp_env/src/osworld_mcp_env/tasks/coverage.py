@@ -28,6 +28,7 @@ from osworld_mcp_env.errors import TaskError
 from osworld_mcp_env.tasks.cache import FileCache
 from osworld_mcp_env.tasks.loader import read_task_file
 from osworld_mcp_env.tasks.model import Task
+from osworld_mcp_env.tasks.setup import HISTORY_EMPTY_URL
 
 RUNNABLE = "runnable offline"
 NEEDS_CACHE = "needs file cache"
@@ -131,6 +132,8 @@ def _cache_misses(task: Task, cache: FileCache | None) -> list[str]:
         if step.type == "download"
         for f in step.parameters.get("files", [])
     ]
+    if any(s.type == "update_browse_history" for s in (*task.config, *task.evaluator.postconfig)):
+        urls.append((HISTORY_EMPTY_URL, "history_empty.sqlite"))
     for check in task.evaluator.checks:
         for spec in (check.result, check.expected):
             if spec is not None and spec.type == "cloud_file":
