@@ -34,6 +34,8 @@ shows TRL at the study's beta 0.02 (the ratio baseline) and at beta 0 (no refere
 model, TRL's cheapest). Phases per round: ``gen`` (render, process images, sample),
 ``update`` (the ``--updates`` optimizer updates), ``total`` (everything between two
 updates: gen, scoring and old/ref log-probabilities, prompt re-encoding, update).
+``CPU`` columns are the process's CPU time (all threads) in the same phases: on a busy
+shared machine they move less than wall-clock time, which waits for the other jobs.
 Round 1 warms up: the table shows medians over the other rounds. The load average
 is printed with the table: on a shared machine every number depends on it.
 
@@ -282,7 +284,7 @@ def run_ours(spec: dict[str, Any], dump: Path) -> dict[str, Any]:
     rounds = []
     for trl_batch in batches:  # TRL's dataset is these prompts: every round holds all of them
         _sync(device)
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         prompts = [policy.encode(m) for m in messages]  # rollout-time encode
         with trainer.backend.generation(), cuda_autocast:
             sampled = policy.sample(prompts, 1.0, trainer.generator)
@@ -303,18 +305,20 @@ def run_ours(spec: dict[str, Any], dump: Path) -> dict[str, Any]:
         }
         micro = trainer._micro_batches(batch)
         _sync(device)
-        t2 = time.perf_counter()
+        t2, c2 = time.perf_counter(), time.process_time()
         with cuda_autocast:
             for _ in range(spec["updates"]):
                 trainer._update(micro, len(micro))
         _sync(device)
-        t3 = time.perf_counter()
+        t3, c3 = time.perf_counter(), time.process_time()
         rounds.append(
             {
                 "generate_s": t1 - t0,
                 "score_s": t2 - t1,
                 "update_s": t3 - t2,
                 "total_s": t3 - t0,
+                "update_cpu_s": c3 - c2,
+                "total_cpu_s": c3 - c0,
                 "prompt_tokens": sum(len(p) for p in replayed),
                 "completion_tokens": sum(len(c) for c in completions),
                 "sampled_tokens": sum(len(s.ids) for s in sampled),
@@ -371,6 +375,8 @@ def _row(name: str, result: dict[str, Any], updates: int) -> dict[str, Any]:
         "gen": _median(rounds, "generate_s") / n,
         "update": update_s / n,
         "total": _median(rounds, "total_s") / n,
+        "update_cpu": _median(rounds, "update_cpu_s") / n,
+        "total_cpu": _median(rounds, "total_cpu_s") / n,
         "rss": result["peak_rss_mib"],
         "cuda": result["cuda_peak_mib"],
         "train_tok_s": tokens * updates / update_s,
@@ -478,20 +484,21 @@ def main() -> int:
         f"load average {load_before:.1f} before, {os.getloadavg()[0]:.1f} after\n"
     )
     cuda_col = device == "cuda"
-    head = "| Side | Samples | Gen s/sample | Update s/sample | Total s/sample | Peak RSS MiB |"
+    head = "| Side | Samples | Gen s/sample | Update s/sample | Total s/sample | Update CPU s/sample |"
+    head += " Total CPU s/sample | Peak RSS MiB |"
     head += " CUDA peak MiB |" if cuda_col else ""
-    head += " Train tok/s | Gen tok/s | Update vs TRL | Total vs TRL |"
+    head += " Train tok/s | Gen tok/s | Update vs TRL | Total vs TRL | Update CPU vs TRL |"
     print(head)
     print("|---" + "|---:" * (head.count("|") - 2) + "|")
     for row in rows:
         line = (
             f"| {row['side']} | {row['samples']} | {row['gen']:.4f} | {row['update']:.4f} | "
-            f"{row['total']:.4f} | {row['rss']:,.0f} |"
+            f"{row['total']:.4f} | {row['update_cpu']:.4f} | {row['total_cpu']:.4f} | {row['rss']:,.0f} |"
         )
         line += f" {row['cuda']:,.0f} |" if cuda_col else ""
         line += (
             f" {row['train_tok_s']:,.0f} | {row['gen_tok_s']:,.0f} | {row['update'] / base['update']:.2f}x | "
-            f"{row['total'] / base['total']:.2f}x |"
+            f"{row['total'] / base['total']:.2f}x | {row['update_cpu'] / base['update_cpu']:.2f}x |"
         )
         print(line)
     print(

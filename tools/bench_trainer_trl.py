@@ -44,19 +44,19 @@ def reward_by_length(completions: list[Any], **_: Any) -> list[float]:
 
 
 class PhaseTimer(TrainerCallback):
-    """Wall time of every optimizer step (generation happens inside the first step of a round)."""
+    """Wall and CPU time of every optimizer step (generation happens inside a round's first step)."""
 
     def __init__(self) -> None:
-        self.steps: list[float] = []
-        self._start = 0.0
+        self.steps: list[tuple[float, float]] = []
+        self._start = (0.0, 0.0)
 
     def on_step_begin(self, args, state, control, **kwargs):
         self._sync()
-        self._start = time.perf_counter()
+        self._start = (time.perf_counter(), time.process_time())
 
     def on_step_end(self, args, state, control, **kwargs):
         self._sync()
-        self.steps.append(time.perf_counter() - self._start)
+        self.steps.append((time.perf_counter() - self._start[0], time.process_time() - self._start[1]))
 
     @staticmethod
     def _sync() -> None:
@@ -69,20 +69,23 @@ class TimedGRPOTrainer(GRPOTrainer):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.generate_s: list[float] = []
-        self.score_s: list[float] = []
+        self.generate_s: list[tuple[float, float]] = []  # (wall, CPU)
+        self.score_s: list[tuple[float, float]] = []
         self.batches: list[dict[str, Any]] = []
 
     def _generate(self, prompts: list):
-        start = time.perf_counter()
+        wall, cpu = time.perf_counter(), time.process_time()
         out = super()._generate(prompts)
-        self.generate_s.append(time.perf_counter() - start)
+        self.generate_s.append((time.perf_counter() - wall, time.process_time() - cpu))
         return out
 
     def _generate_and_score_completions(self, inputs):
-        start = time.perf_counter()
+        wall, cpu = time.perf_counter(), time.process_time()
         out = super()._generate_and_score_completions(inputs)
-        self.score_s.append(time.perf_counter() - start - self.generate_s[-1])
+        generate = self.generate_s[-1]
+        self.score_s.append(
+            (time.perf_counter() - wall - generate[0], time.process_time() - cpu - generate[1])
+        )
         prompt_mask = out["prompt_mask"].bool().cpu()
         completion_mask = out["completion_mask"].bool().cpu()
         old = out.get("old_per_token_logps")
@@ -183,14 +186,17 @@ def main() -> int:
     updates = spec["updates"]
     rounds = []
     for r, batch in enumerate(trainer.batches):
-        step_s = sum(timer.steps[r * updates : (r + 1) * updates])
-        generate, score = trainer.generate_s[r], trainer.score_s[r]
+        steps = timer.steps[r * updates : (r + 1) * updates]
+        step_s, step_cpu = sum(s[0] for s in steps), sum(s[1] for s in steps)
+        (generate, generate_cpu), (score, score_cpu) = trainer.generate_s[r], trainer.score_s[r]
         rounds.append(
             {
                 "generate_s": generate,
                 "score_s": score,
                 "update_s": step_s - generate - score,
                 "total_s": step_s,
+                "update_cpu_s": step_cpu - generate_cpu - score_cpu,
+                "total_cpu_s": step_cpu,
                 "prompt_tokens": sum(len(p) for p in batch["prompts"]),
                 "completion_tokens": sum(len(c) for c in batch["completions"]),
             }
