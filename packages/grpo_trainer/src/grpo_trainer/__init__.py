@@ -5,7 +5,9 @@ post-normalisation step terms), :mod:`~grpo_trainer.advantage` (group z-score,
 1/T broadcast, accuracy filter) and :mod:`~grpo_trainer.loss` (clipped
 surrogate, k3 KL). :mod:`~grpo_trainer.rollout` runs G rollouts per task over a
 Gymnasium vector env with ``hybrid_agent``'s context builder;
-:mod:`~grpo_trainer.engine` trains on the step samples and checkpoints exactly.
+:mod:`~grpo_trainer.engine` trains on the step samples and checkpoints exactly,
+synchronously or with rollouts overlapping updates (:mod:`~grpo_trainer.async_rollout`),
+and logs through :mod:`~grpo_trainer.metrics` (JSONL and TensorBoard).
 torch is imported only by the modules that need it.
 """
 
