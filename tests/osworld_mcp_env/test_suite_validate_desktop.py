@@ -25,6 +25,7 @@ SUBSET = [
     "impress-set-title",
     "os-rename-folder",
     "vlc-play-named",
+    "chrome-switch-tab",
     "multi-textfile-to-writer",
 ]
 GUI_ROUTE_EXCLUDED = {"calc-column-sum"}
@@ -33,7 +34,7 @@ GUI_ROUTE_EXCLUDED = {"calc-column-sum"}
 def test_one_template_per_domain_validates():
     entries = suite_entries("seeded", seeds=1, task_ids=SUBSET)
     reports = validate(entries, lambda: gym.make("osworld_mcp_env:OSWorldMCP-v0", record_timings=False), 2)
-    assert {r.domain for r in reports} == {"calc", "writer", "impress", "os", "vlc", "multi_apps"}
+    assert {r.domain for r in reports} == {"calc", "writer", "impress", "os", "vlc", "chrome", "multi_apps"}
     failures = []
     for r in reports:
         checks = {"tools": r.tools == 1.0, "noop": r.noop == 0.0}

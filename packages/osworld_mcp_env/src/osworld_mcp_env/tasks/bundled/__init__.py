@@ -25,7 +25,7 @@ import docx
 import openpyxl
 
 from osworld_mcp_env.errors import TaskNotFound
-from osworld_mcp_env.tasks.bundled import calc, impress, multi_apps, os, vlc, writer  # noqa: F401 - register templates
+from osworld_mcp_env.tasks.bundled import calc, chrome, impress, multi_apps, os, vlc, writer  # noqa: F401 - register templates
 from osworld_mcp_env.tasks.cache import FileCache
 from osworld_mcp_env.tasks.templates import instantiate, parse_instance_id
 
