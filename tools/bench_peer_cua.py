@@ -33,6 +33,7 @@ import subprocess
 import time
 import urllib.error
 import urllib.request
+import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -40,6 +41,7 @@ from osworld_mcp_env.backends.home import write_home
 
 CUA_VERSION = "0.3.46"
 FASTAPI_BELOW = "0.145"
+MARKER = "BENCH_PEER_CUA"  # in the environment of every peer process; its value is one peer's id
 FASTAPI_BELOW_TUPLE = (0, 145)
 CLIENT = Path(__file__).with_name("bench_peer_cua_client.py")
 # cua-computer-server 0.3.46 declares Python >=3.12,<3.14.
@@ -136,6 +138,7 @@ class CuaPeer:
     url: str = ""
     _procs: list[subprocess.Popen] = field(default_factory=list)
     _env: dict[str, str] = field(default_factory=dict)
+    _marker: str = field(default_factory=lambda: uuid.uuid4().hex)
 
     def __enter__(self) -> CuaPeer:
         try:
@@ -154,16 +157,16 @@ class CuaPeer:
         shutil.rmtree(work, ignore_errors=True)
         (work / "home").mkdir(parents=True)
         write_home(work / "home")
-        display = self._start_xvfb()
         self._env = {
             "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
             "HOME": str(work / "home"),
-            "DISPLAY": display,
             "LANG": "C.UTF-8",
             # cua reports usage to PostHog unless told not to; nothing here may leave the machine.
             "DO_NOT_TRACK": "1",
             "CUA_TELEMETRY_ENABLED": "false",
+            MARKER: self._marker,
         }
+        self._env["DISPLAY"] = self._start_xvfb()
         self._spawn(["openbox"], "openbox.log")
         self._spawn(["soffice", "--calc", "--norestore", "--nologo"], "soffice.log")
         self._maximize_calc()
@@ -178,7 +181,7 @@ class CuaPeer:
         out = self.config.workdir / "result.json"
         out.unlink(missing_ok=True)
         cmd = [str(self.python), str(CLIENT), self.url, str(iterations), str(out)]
-        done = subprocess.run(cmd, capture_output=True, text=True, timeout=120 + 5 * iterations)
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=120 + 10 * iterations)
         if done.returncode != 0:
             raise PeerError(
                 f"the cua client failed ({done.returncode}):\n{done.stderr[-3000:]}{self._log_tail()}"
@@ -186,7 +189,12 @@ class CuaPeer:
         return json.loads(out.read_text())
 
     def close(self) -> None:
-        """Kills every process group this peer started (TERM, then KILL) and checks that none is left."""
+        """Kills every process this peer started and checks that none is left.
+
+        Each process group gets TERM, then KILL; then every process that carries this
+        peer's marker in its environment is killed too: D-Bus, which Calc autolaunches,
+        forks into a session of its own and would escape the groups.
+        """
         for proc in reversed(self._procs):
             _kill_group(proc.pid, signal.SIGTERM)
         deadline = time.monotonic() + 5
@@ -195,13 +203,17 @@ class CuaPeer:
                 proc.wait(timeout=max(0.1, deadline - time.monotonic()))
             _kill_group(proc.pid, signal.SIGKILL)
             proc.wait()
-        deadline = time.monotonic() + 5  # orphans of a killed leader are reaped by init, not at once
-        while (left := [p.pid for p in self._procs if _group_alive(p.pid)]) and time.monotonic() < deadline:
-            time.sleep(0.1)
         self._procs.clear()
+        marker = f"{MARKER}={self._marker}".encode()
+        deadline = time.monotonic() + 5  # a killed process leaves /proc only once it is reaped
+        while (left := _marked_pids(marker)) and time.monotonic() < deadline:
+            for pid in left:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, signal.SIGKILL)
+            time.sleep(0.1)
         shutil.rmtree(self.config.workdir, ignore_errors=True)
         if left:
-            raise PeerError(f"process groups {left} of the cua peer survived SIGKILL")
+            raise PeerError(f"processes {left} of the cua peer survived SIGKILL")
 
     def _spawn(self, cmd: list[str], log: str, **kwargs: object) -> subprocess.Popen:
         with open(self.config.workdir / log, "wb") as out:
@@ -304,11 +316,15 @@ def _kill_group(pgid: int, sig: signal.Signals) -> None:
         os.killpg(pgid, sig)
 
 
-def _group_alive(pgid: int) -> bool:
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+def _marked_pids(marker: bytes) -> list[int]:
+    """Live processes whose environment holds ``marker`` (zombies have none, so they do not count)."""
+    pids = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/environ", "rb") as f:
+                    if marker in f.read().split(b"\0"):
+                        pids.append(int(entry))
+            except OSError:
+                continue
+    return pids
