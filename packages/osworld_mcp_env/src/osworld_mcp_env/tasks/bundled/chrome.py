@@ -270,3 +270,44 @@ def page_value_to_file(rng: random.Random, task_id: str) -> Instance:
         tools=None,
         near_miss=write(amounts[decoy]),
     )
+
+
+def open_in_new_tabs(urls: list[str]) -> list[Call]:
+    """GUI route: each url in a new tab (Ctrl+T, then Ctrl+L once the new tab page has the focus)."""
+    calls: list[Call] = []
+    for url in urls:
+        calls += [key("ctrl", "t"), wait(1), key("ctrl", "l"), type_text(url + "\n")]
+    return [*calls, DONE]
+
+
+@register_template("chrome-open-pages", "chrome", tools=True)
+def open_pages(rng: random.Random, task_id: str) -> Instance:
+    """Two more local pages opened in new tabs, the first tab kept, the last one opened active."""
+    folder, titles, urls = site(rng, 4)
+    first, wanted, other = urls[0], urls[1:3], urls[3]
+    names = [u.rsplit("/", 1)[1] for u in wanted]
+    task = task_dict(
+        task_id,
+        "chrome",
+        f"Keep the open tab and open the pages {names[0]} and then {names[1]} from {folder} in new "
+        f"Chromium tabs, leaving {names[1]} as the active tab.",
+        chrome_setup([first]),
+        {
+            "func": ["is_expected_tabs", "is_expected_active_tab"],
+            "conj": "and",
+            "result": [{"type": "open_tabs_info"}, {"type": "active_tab_info"}],
+            "expected": [
+                {"type": "rule", "rules": {"type": "url", "urls": [first, *wanted]}},
+                {"type": "rule", "rules": {"type": "url", "url": wanted[1]}},
+            ],
+        },
+        ["chrome"],
+    )
+    return Instance(
+        task=task,
+        inputs=pages(titles, urls, rng),
+        gold={},
+        gui=open_in_new_tabs(wanted),
+        tools=[*(tool("google_chrome.chrome_open_tabs_setup", url=u) for u in wanted), DONE],
+        near_miss=open_in_new_tabs([wanted[0], other]),
+    )
