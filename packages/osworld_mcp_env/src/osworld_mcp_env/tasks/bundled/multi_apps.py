@@ -12,7 +12,7 @@ import random
 from osworld_mcp_env.tasks.bundled import calc, writer
 from osworld_mcp_env.tasks.bundled.files import docx_bytes, text, xlsx
 from osworld_mcp_env.tasks.bundled.office import open_document
-from osworld_mcp_env.tasks.bundled.os import os_instance, terminal_setup
+from osworld_mcp_env.tasks.bundled.os import TERMINAL_OVER_APP, os_instance, terminal_setup
 from osworld_mcp_env.tasks.templates import (
     HOME,
     NAMES,
@@ -183,6 +183,7 @@ def calc_to_textfile(rng: random.Random, task_id: str) -> Instance:
         None,
         related=("libreoffice_calc", "os", "terminal"),
         setup=setup,
+        terminal_at=TERMINAL_OVER_APP,
     )
     instance.task["snapshot"] = "multi_apps"
     return instance
@@ -207,6 +208,7 @@ def writer_to_textfile(rng: random.Random, task_id: str) -> Instance:
         None,
         related=("libreoffice_writer", "os", "terminal"),
         setup=setup,
+        terminal_at=TERMINAL_OVER_APP,
     )
     instance.task["snapshot"] = "multi_apps"
     return instance

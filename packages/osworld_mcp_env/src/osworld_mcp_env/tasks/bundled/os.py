@@ -37,9 +37,16 @@ def terminal_setup(cwd: str) -> list[dict]:
     ]
 
 
-def shell(command: str) -> list[Call]:
-    """GUI route: type ``command`` into the focused terminal, let it finish, stop."""
-    return [gui("left_click", coordinate=[960, 540]), type_text(command + "\n"), wait(1), DONE]
+# Where the terminal of terminal_setup() is. Openbox's smart placement centres a new
+# window in the free area: the middle of an empty desktop, or the top-left corner when
+# an app's maximized window leaves no free area (the multi-app tasks).
+TERMINAL_ALONE = (960, 540)
+TERMINAL_OVER_APP = (400, 250)
+
+
+def shell(command: str, terminal_at: tuple[int, int] = TERMINAL_ALONE) -> list[Call]:
+    """GUI route: click into the terminal, type ``command``, let it finish, stop."""
+    return [gui("left_click", coordinate=list(terminal_at)), type_text(command + "\n"), wait(1), DONE]
 
 
 def os_instance(
@@ -54,8 +61,12 @@ def os_instance(
     cwd: str = HOME,
     related: tuple[str, ...] = ("os", "terminal"),
     setup: list[dict] | None = None,
+    terminal_at: tuple[int, int] = TERMINAL_ALONE,
 ) -> Instance:
-    """An OS task: ``check`` (a shell command) must print ``expected`` exactly."""
+    """An OS task: ``check`` (a shell command) must print ``expected`` exactly.
+
+    ``terminal_at`` is where the GUI oracles click to focus the terminal.
+    """
     task = task_dict(
         task_id,
         "os",
@@ -72,9 +83,9 @@ def os_instance(
         task=task,
         inputs=inputs,
         gold={},
-        gui=shell(command),
+        gui=shell(command, terminal_at),
         tools=None if tools is None else [*tools, DONE],
-        near_miss=shell(wrong),
+        near_miss=shell(wrong, terminal_at),
     )
 
 
