@@ -208,14 +208,14 @@ def test_every_unknown_name_is_listed_at_once():
         evaluator={
             "func": "exact_match",
             "result": {"type": "vm_fiel"},
-            "postconfig": [{"type": "chrome_open_tabs", "parameters": {}}],
+            "postconfig": [{"type": "chrome_open_tab", "parameters": {}}],
         },
     )
     with pytest.raises(TaskError) as info:
         load_task(raw)
     msg = str(info.value)
     assert "config[0]: Unknown setup step 'lanch'" in msg and "Did you mean 'launch'" in msg
-    assert "evaluator.postconfig[0]: Unknown setup step 'chrome_open_tabs'" in msg
+    assert "evaluator.postconfig[0]: Unknown setup step 'chrome_open_tab'" in msg
     assert "evaluator.result[0]: Unknown getter 'vm_fiel'" in msg and "Did you mean 'vm_file'" in msg
 
 
