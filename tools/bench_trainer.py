@@ -54,8 +54,13 @@ a multi-GB CUDA build)::
 
 On a GPU (found automatically) ``--config 2b`` is a Qwen3-VL-2B-shaped model of random
 weights (151,936-token vocabulary, 28 layers, 24-layer ViT, real image settings, 1280x720
-screenshots) and the table adds CUDA peak memory and tokens/s. The workers are started
-with ``--worker ours`` by this script; they are not meant to be run by hand.
+screenshots) and the table adds CUDA peak memory and tokens/s. Where one interpreter holds
+both sides' packages (the GPU machine's python3 with carried wheels: trl, datasets, dill,
+multiprocess, transformers 5.24, gymnasium, farama-notifications, rank-bm25, openpyxl,
+et-xmlfile, python-docx, defusedxml, tensorboardX), pass ``--trl-python python3`` and put
+the workspace on the path: ``PYTHONPATH=$SITE:packages/grpo_trainer/src:packages/hybrid_agent/src:
+packages/osworld_mcp_env/src python3 tools/bench_trainer.py --config 2b --trl-python python3``.
+The workers are started with ``--worker ours`` by this script, not by hand.
 """
 
 from __future__ import annotations
