@@ -6,6 +6,7 @@ the getters are read right after it, with no wait of their own.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ from osworld_mcp_env.errors import DesktopStartError
 from osworld_mcp_env.evaluators import GETTERS, METRICS
 from osworld_mcp_env.tasks import TaskContext
 from osworld_mcp_env.tasks.setup import SETUP_STEPS
+from polling import wait_until
 
 pytestmark = pytest.mark.desktop
 PAGES = {"alpha": "Alpha page", "beta": "Beta page", "gamma": "Gamma page"}
@@ -57,3 +59,19 @@ def test_open_tabs_then_read_and_close_them(desktop, tmp_path: Path):
     left = GETTERS.get("open_tabs_info")(desktop, ctx, {})
     assert sorted(t["url"] for t in left) == urls[1:]
     assert METRICS.get("is_expected_tabs").fn(left, {"type": "url", "urls": urls[1:]}) == 1.0
+
+
+def test_pkill_chrome_makes_chromium_exit_cleanly(desktop, tmp_path: Path):
+    # OSWorld's settings tasks run `pkill chrome` so the browser writes its Preferences
+    # before the getters read them. Chromium's own processes are named "chromium".
+    page = "/home/user/Sites/page.html"
+    desktop.upload_file(page, b"<html><head><title>Page</title></head><body>page</body></html>")
+    ctx = TaskContext("chrome-pkill", tmp_path)
+    SETUP_STEPS.get("launch")(desktop, ctx, command=["google-chrome"])
+    SETUP_STEPS.get("chrome_open_tabs")(desktop, ctx, urls_to_open=[f"file://{page}"])
+    desktop.execute(["pkill", "chrome"])
+    wait_until(lambda: desktop.execute(["pgrep", "-x", "chromium"]).returncode == 1, 60, "Chromium to exit")
+    preferences = json.loads(desktop.read_file("/home/user/.config/chromium/Default/Preferences") or b"{}")
+    # A TERM is a clean shutdown that writes the files, recorded as "SessionEnded"
+    # ("Normal" when the window is closed); a killed Chromium leaves "Crashed".
+    assert preferences["profile"]["exit_type"] in ("SessionEnded", "Normal")
