@@ -1,3 +1,4 @@
+import json
 import tomllib
 from pathlib import Path
 
@@ -62,3 +63,19 @@ def test_yaml_and_unknown_keys(tmp_path):
     path.write_text("optim:\n  lr_: 1.0\n")
     with pytest.raises(ConfigError, match="Did you mean 'lr'"):
         load_config(path)
+
+
+def test_profile_tasks_writes_the_verdicts_without_training(tmp_path, capsys):
+    config = tmp_path / "c.toml"
+    config.write_text(
+        'policy = "tiny"\ntasks = ["toy", "toy"]\n[rollout]\ngroup_size = 4\n[reward]\nmax_steps = 6\n'
+        f'[curation]\nlow = 0.0\nhigh = 1.0\n[engine]\nbackend = "torch"\noutput_dir = "{tmp_path / "run"}"\n'
+    )
+    out = tmp_path / "profile.json"
+    assert main(["--config", str(config), "--profile-tasks", str(out)]) == 0
+    profile = json.loads(out.read_text())
+    assert [t["scored"] + t["crashed"] for t in profile["tasks"]] == [4, 4]
+    # The band (0, 1) keeps exactly the tasks with both outcomes among their 4 rollouts.
+    assert profile["kept"] == [t["task"] for t in profile["tasks"] if 0 < t["successes"] < t["scored"]]
+    assert "tasks kept" in capsys.readouterr().out
+    assert not (tmp_path / "run" / "checkpoints").exists()  # nothing trained

@@ -58,3 +58,16 @@ def test_ranks_probe_disjoint_shares_whose_metrics_add_up(tmp_path):
 def test_bad_settings_fail_by_name():
     with pytest.raises(ConfigError, match="every must be >= 0"):
         ProbeSettings(every=-1)
+
+
+def test_training_probes_every_n_steps_and_logs_the_metrics(tmp_path):
+    from dataclasses import replace
+
+    from toy_setup import toy_config, toy_trainer
+
+    config = replace(toy_config(steps=2), probe=ProbeSettings(every=2, tasks=("toy-a", "toy-b"), max_steps=6))
+    logs = toy_trainer(config, tmp_path).train()
+    assert "probe/accuracy" not in logs[0]  # after step 1: no probe
+    assert logs[1]["probe/episodes"] == 2 and "probe/accuracy" in logs[1] and logs[1]["time/probe_s"] > 0
+    records = list(iter_episodes(tmp_path / "probes" / "step_2" / "rank0"))
+    assert logs[1]["probe/accuracy"] == pytest.approx(sum(r.end["score"] for r in records) / len(records))

@@ -14,6 +14,7 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from grpo_trainer.config import GRPOConfig, load_config, to_toml
 from grpo_trainer.errors import ConfigError
@@ -52,6 +53,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="grpo-train", description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--config", help="TOML or YAML run config")
     parser.add_argument("--print-defaults", action="store_true", help="print every key with its default")
+    parser.add_argument(
+        "--profile-tasks",
+        metavar="OUT",
+        help="profile the config's tasks (G sampled rollouts each, the starting policy) into OUT "
+        "(JSON) and keep those whose pass rate lies in the [curation] band; no training",
+    )
     parser.add_argument("--local_rank", type=int, help=argparse.SUPPRESS)  # the launcher's; LOCAL_RANK wins
     args = parser.parse_args(argv)
     if args.print_defaults:
@@ -71,6 +78,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         config.rollout.group_size,
         config.rollout.asynchronous,
     )
+    if args.profile_tasks:
+        profiled = _profile(config, venv, args.profile_tasks)
+        venv.close()
+        return profiled
     trainer = Trainer(config, build_policy(config), venv, config.engine.output_dir)
     for metrics in trainer.train():
         print(
@@ -80,6 +91,32 @@ def main(argv: Sequence[str] | None = None) -> int:
             flush=True,
         )
     venv.close()
+    return 0
+
+
+def _profile(config: GRPOConfig, venv: Any, out: str) -> int:
+    """``--profile-tasks``: one group per task from the starting policy, the verdicts written to ``out``."""
+    import torch
+
+    from grpo_trainer.curation import profile_tasks, write_profile
+    from grpo_trainer.engine import rollout_config
+
+    profiles = profile_tasks(
+        venv,
+        build_policy(config),
+        config.tasks,
+        rollout_config(config),
+        config.reward,
+        config.curation,
+        torch.Generator().manual_seed(config.engine.seed),
+        seed=config.engine.seed,
+    )
+    for p in profiles:
+        rate = "-" if p.pass_rate is None else f"{p.pass_rate:.2f}"
+        verdict = "kept" if p.kept else "dropped"
+        print(f"{p.task}: {p.successes}/{p.scored} (crashed {p.crashed}) p={rate} {verdict}")
+    path = write_profile(profiles, out)
+    print(f"{sum(p.kept for p in profiles)}/{len(profiles)} tasks kept; profile in {path}")
     return 0
 
 

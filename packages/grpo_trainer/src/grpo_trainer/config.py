@@ -1,7 +1,8 @@
 """The run configuration: one dataclass per component, Table 6 defaults, TOML/YAML in and out.
 
 A config file has one table per section (``[rollout]``, ``[reward]``, ``[advantage]``,
-``[optim]``, ``[engine]``) plus top-level ``policy``, ``env_id``, ``tasks``;
+``[optim]``, ``[engine]``, ``[probe]``, ``[curation]``) plus top-level ``policy``,
+``env_id``, ``tasks``;
 unknown keys raise with the closest known name.
 """
 
@@ -14,7 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from grpo_trainer.advantage import AdvantageConfig
+from grpo_trainer.curation import CurationConfig
 from grpo_trainer.errors import ConfigError, unknown_name_message
+from grpo_trainer.probes import ProbeSettings
 from grpo_trainer.rewards import RewardConfig
 
 
@@ -99,6 +102,8 @@ _SECTIONS = {
     "advantage": AdvantageConfig,
     "optim": OptimSettings,
     "engine": EngineSettings,
+    "probe": ProbeSettings,
+    "curation": CurationConfig,
 }
 
 
@@ -122,6 +127,8 @@ class GRPOConfig:
     advantage: AdvantageConfig = field(default_factory=AdvantageConfig)
     optim: OptimSettings = field(default_factory=OptimSettings)
     engine: EngineSettings = field(default_factory=EngineSettings)
+    probe: ProbeSettings = field(default_factory=ProbeSettings)
+    curation: CurationConfig = field(default_factory=CurationConfig)
 
     def to_dict(self) -> dict[str, Any]:
         """A plain nested dict (tuples as lists), the shape a config file has."""

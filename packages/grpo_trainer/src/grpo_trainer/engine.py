@@ -45,6 +45,7 @@ from grpo_trainer.errors import CheckpointError, GRPOError
 from grpo_trainer.loss import policy_loss
 from grpo_trainer.metrics import MetricsSink
 from grpo_trainer.policy import TrainablePolicy, VersionedPolicy
+from grpo_trainer.probes import probe_metrics, run_probe
 from grpo_trainer.rollout import RolloutConfig, collect_group, rebuild_messages
 
 __all__ = ["ReplayMismatch", "Trainer", "rollout_config"]
@@ -261,10 +262,41 @@ class Trainer:
             }
         )
         self.step += 1
+        if self.config.probe.every and self.step % self.config.probe.every == 0:
+            metrics.update(self._probe())
         self.metrics.write(metrics)
         if self.step % self.config.engine.save_every == 0:
             self.save()
         return metrics
+
+    def _probe(self) -> dict[str, Any]:
+        """A greedy probe of the weights after this step on the held-out tasks (:mod:`grpo_trainer.probes`).
+
+        Every rank probes its share with the full weights gathered, then waits for the
+        others, so each rank logs the metrics of the whole probe.
+        """
+        started = time.perf_counter()
+        settings, config = self.config.probe, self.config
+        out = self.run_dir / "probes"
+
+        def make_env() -> gym.Env:
+            return gym.make(config.env_id, **{**config.env_kwargs, "max_steps": settings.max_steps})
+
+        with self.backend.generation():
+            run_probe(
+                self.policy,
+                self.step,
+                settings,
+                out,
+                make_env,
+                context=config.rollout.context,
+                coordinates=config.rollout.coordinates,
+                rank=self.backend.rank,
+                world_size=self.backend.world_size,
+            )
+        self.backend.agree(1, "min")  # every rank's episodes are on disk before any reads them
+        ranks = [out / f"step_{self.step}" / f"rank{r}" for r in range(self.backend.world_size)]
+        return {**probe_metrics(ranks), "time/probe_s": time.perf_counter() - started}
 
     def train(self) -> list[dict[str, Any]]:
         """Runs steps until ``optim.total_steps``, sync or async as the config says."""

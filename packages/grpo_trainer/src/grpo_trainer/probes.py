@@ -42,6 +42,7 @@ class ProbeSettings:
             ``every``, ``2 * every``, ...
         suite: The held-out tasks, as ``hybrid_agent``'s suite specs read them
             (``seeded:test``, a split file, a directory of task JSONs).
+        tasks: Task ids or sources probed instead of ``suite`` when given.
         max_steps: Steps per probe episode.
         envs: Envs each rank steps at once.
         temperature: 0 is greedy.
@@ -50,6 +51,7 @@ class ProbeSettings:
 
     every: int = 0
     suite: str = "seeded:test"
+    tasks: tuple[str, ...] = ()
     max_steps: int = 15
     envs: int = 1
     temperature: float = 0.0
@@ -89,6 +91,13 @@ class PolicyUnderTraining:
         ]
 
 
+def probe_tasks(settings: ProbeSettings) -> list[SuiteTask]:
+    """The held-out tasks: ``settings.tasks`` when given, else ``settings.suite`` resolved."""
+    if settings.tasks:
+        return [SuiteTask(task, "probe", task) for task in settings.tasks]
+    return load_suite(settings.suite)
+
+
 def rank_share(tasks: Sequence[SuiteTask], rank: int, world_size: int) -> list[SuiteTask]:
     """The tasks rank ``rank`` probes: every ``world_size``-th one from ``rank`` on."""
     return list(tasks[rank::world_size])
@@ -119,9 +128,9 @@ def run_probe(
         coordinates: The coordinate space, as in rollouts.
         rank: This rank.
         world_size: Ranks probing together.
-        tasks: The held-out tasks (default: ``settings.suite`` resolved).
+        tasks: The held-out tasks (default: :func:`probe_tasks`).
     """
-    tasks = rank_share(load_suite(settings.suite) if tasks is None else tasks, rank, world_size)
+    tasks = rank_share(probe_tasks(settings) if tasks is None else tasks, rank, world_size)
     run_dir = Path(out_dir) / f"step_{step}" / f"rank{rank}"
     config = RunConfig(
         policy=f"grpo-step-{step}",
