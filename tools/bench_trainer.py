@@ -269,10 +269,6 @@ def run_ours(spec: dict[str, Any], dump: Path) -> dict[str, Any]:
     )
     # The Trainer's venv is used by rollouts only; this benchmark feeds the update loop directly.
     trainer = Trainer(config, policy, venv=None, run_dir=Path(spec["work_dir"]) / "ours")  # type: ignore[arg-type]
-    # TorchBackend.forward autocasts on the CPU only: on a GPU its bf16 would run in fp32 while TRL
-    # autocasts to bf16. The benchmark adds the CUDA autocast the backend lacks (reported upstream).
-    on_gpu_bf16 = device == "cuda" and backend == "torch" and spec["precision"] == "bf16"
-    cuda_autocast = torch.autocast("cuda", dtype=torch.bfloat16, enabled=on_gpu_bf16)
     batches = torch.load(dump, weights_only=False)
     rows = spec["prompts"]
     messages = [
@@ -291,7 +287,7 @@ def run_ours(spec: dict[str, Any], dump: Path) -> dict[str, Any]:
         _sync(device)
         t0, c0 = time.perf_counter(), time.process_time()
         prompts = [policy.encode(m) for m in messages]  # rollout-time encode
-        with trainer.backend.generation(), cuda_autocast:
+        with trainer.backend.generation():  # the torch backend autocasts there as in its forward
             sampled = policy.sample(prompts, 1.0, trainer.generator)
         _sync(device)
         t1 = time.perf_counter()
@@ -311,9 +307,8 @@ def run_ours(spec: dict[str, Any], dump: Path) -> dict[str, Any]:
         micro = trainer._micro_batches(batch)
         _sync(device)
         t2, c2 = time.perf_counter(), time.process_time()
-        with cuda_autocast:
-            for _ in range(spec["updates"]):
-                trainer._update(micro, len(micro))
+        for _ in range(spec["updates"]):
+            trainer._update(micro, len(micro))
         _sync(device)
         t3, c3 = time.perf_counter(), time.process_time()
         rounds.append(

@@ -71,7 +71,7 @@ class Backend(Protocol):
 
 
 class TorchBackend:
-    """One process, plain torch: AdamW, LambdaLR cosine, ``clip_grad_norm_``, bf16 autocast on CPU.
+    """One process, plain torch: AdamW, LambdaLR cosine, ``clip_grad_norm_``, bf16 autocast.
 
     A checkpoint is one file ``step_N.pt`` written atomically (tmp + rename).
     """
@@ -87,13 +87,18 @@ class TorchBackend:
         self.scheduler = torch.optim.lr_scheduler.LambdaLR(self.optimizer, lr_schedule(config))
 
     def generation(self) -> contextlib.AbstractContextManager[None]:
-        """Nothing to gather: the weights are whole in this process."""
-        return contextlib.nullcontext()
+        """Nothing to gather (the weights are whole here); the same autocast as the forward.
+
+        Sampling in the precision the update computes in keeps the rollout-time
+        log-probs those of the policy being updated: the first update's ratios are 1.
+        """
+        return self.forward()
 
     def forward(self) -> contextlib.AbstractContextManager[None]:
-        """bf16 autocast when the run's precision is bf16 (the master weights stay fp32)."""
+        """bf16 autocast on the module's device when the run's precision is bf16 (master weights fp32)."""
         enabled = self.config.engine.precision == "bf16"
-        return torch.autocast("cpu", dtype=torch.bfloat16, enabled=enabled)
+        device = next(self.module.parameters()).device.type
+        return torch.autocast(device, dtype=torch.bfloat16, enabled=enabled)
 
     def backward(self, loss: torch.Tensor, last: bool) -> None:
         """Plain ``loss.backward()`` (gradients add up over micro-batches)."""
