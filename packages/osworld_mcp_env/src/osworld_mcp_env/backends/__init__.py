@@ -1,6 +1,7 @@
 """Desktop backends behind one protocol, created by name.
 
-``local`` is the embedded sandboxed Xvfb desktop (the default; no VM image).
+``local`` is the embedded sandboxed Xvfb desktop (the default; no VM image);
+``libvirt`` a QEMU VM from the image ``tools/build-image`` makes.
 A backend is a callable ``(screen_width, screen_height, **options) -> Desktop``
 registered under a name; the env never branches on the name.
 """
@@ -38,7 +39,16 @@ def _local(*, screen_width: int, screen_height: int, **options: Any) -> Desktop:
     return LocalDesktop(LocalDesktopConfig(screen_width=screen_width, screen_height=screen_height, **options))
 
 
+def _libvirt(*, screen_width: int, screen_height: int, **options: Any) -> Desktop:
+    from osworld_mcp_env.backends.libvirt import LibvirtDesktop, LibvirtDesktopConfig
+
+    return LibvirtDesktop(
+        LibvirtDesktopConfig(screen_width=screen_width, screen_height=screen_height, **options)
+    )
+
+
 register_backend("local", _local)
+register_backend("libvirt", _libvirt)
 
 __all__ = [
     "BACKENDS",

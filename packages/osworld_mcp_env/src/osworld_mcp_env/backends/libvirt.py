@@ -1,0 +1,401 @@
+"""The libvirt backend: each desktop is a QEMU VM booted from the image ``tools/build-image`` makes.
+
+A domain per desktop runs on a fresh qcow2 overlay of the read-only base image.
+Inside, the same session as the local backend's sandbox runs (Xvfb, the sanitized
+openbox, the guest server as root, the agent's processes as ``user``); the host
+reaches the guest server through a port QEMU forwards from the libvirt host's
+loopback, with a bearer token handed in through fw_cfg (readable by the guest's
+root only). Observations and input go through the same
+:class:`~osworld_mcp_env.backends.guest_client.GuestClient` as the local backend,
+so the env code is the same on both.
+
+Readiness is the guest server answering ``/health`` (polled). Once it answers, an
+internal snapshot with the VM's RAM is taken; a reset reverts to it (seconds under
+TCG, instead of a minute of boot). A VM that died or cannot revert is replaced by a
+new one on a new overlay. ``close()`` destroys the domain, undefines it and deletes
+its overlay.
+
+The connection URI is configurable, but the overlay and fw_cfg file are written on
+this machine: a remote URI (``qemu+ssh://host/system``) needs ``work_dir`` and the
+image on storage both machines see at the same path.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import os
+import secrets
+import shutil
+import subprocess
+import tempfile
+import time
+import urllib.parse
+import weakref
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from osworld_mcp_env.backends.base import ExecResult, GuiResult, ScreenCapture, WindowInfo
+from osworld_mcp_env.backends.guest_client import GuestClient
+from osworld_mcp_env.backends.vm_domain import (
+    DomainSpec,
+    choose_accel,
+    domain_xml,
+    free_loopback_port,
+    warn_once,
+)
+from osworld_mcp_env.errors import DesktopError, DesktopStartError
+
+SNAPSHOT_NAME = "ready"
+IMAGE_ENV = "OSWORLD_VM_IMAGE"
+START_LIBVIRTD = "tools/image/start-libvirtd"
+
+
+@dataclass(frozen=True)
+class LibvirtDesktopConfig:
+    """Settings of one desktop VM.
+
+    Attributes:
+        screen_width: Screen width in pixels (the guest's Xvfb).
+        screen_height: Screen height in pixels.
+        image_dir: Output of ``tools/build-image`` (``base.qcow2``, ``vmlinuz``,
+            ``initrd.img``); default ``$OSWORLD_VM_IMAGE``.
+        uri: libvirt connection URI.
+        accel: ``auto`` (KVM where it works, else TCG with a warning), ``kvm`` or ``tcg``.
+        memory_mb: Guest RAM.
+        vcpus: Guest CPUs.
+        work_dir: Where overlays, console logs and fw_cfg files go; default
+            ``$TMPDIR/osworld-mcp-env-vm``.
+        boot_timeout_s: Deadline for a fresh VM's guest server to answer (TCG boots in ~1 min
+            on an idle 2-core machine).
+        reset_timeout_s: Deadline for the guest server to answer after a snapshot revert.
+        request_timeout_s: Default deadline of one guest request.
+        guest_port: The guest server's TCP port inside the VM (the image's: 80).
+        warm_commands: Run as ``user`` once the guest answers and before the reset snapshot
+            is taken, then undone by the guest's episode reset: the apps' files stay in the
+            snapshot's page cache, so every episode's first start of them skips the disk
+            (a cold Calc start under TCG missed the tasks' 30 s window wait).
+        window_timeout_scale: Factor on the window waits of task setup (``open_file``):
+            their timeouts assume a native desktop, and TCG runs apps ~10x slower.
+        enable_mcp: Asked for MCP tools; the VM does not serve them yet (warned once,
+            and tool calls are then refused as unknown tools).
+    """
+
+    screen_width: int = 1920
+    screen_height: int = 1080
+    image_dir: Path | None = None
+    uri: str = "qemu:///system"
+    accel: str = "auto"
+    memory_mb: int = 2048
+    vcpus: int = 2
+    work_dir: Path | None = None
+    boot_timeout_s: float = 600.0
+    reset_timeout_s: float = 120.0
+    request_timeout_s: float = 60.0
+    guest_port: int = 80
+    warm_commands: tuple[tuple[str, ...], ...] = (("soffice", "--calc", "--terminate_after_init"),)
+    window_timeout_scale: float = 4.0
+    enable_mcp: bool = False
+
+
+@dataclass
+class _Domain:
+    """What a live VM holds on the host; torn down by :func:`_teardown` (also at exit)."""
+
+    uri: str
+    name: str
+    instance_dir: Path
+    owner_pid: int
+
+
+_LIVE: weakref.WeakSet[LibvirtDesktop] = weakref.WeakSet()
+
+
+@atexit.register
+def _close_all() -> None:
+    for desktop in list(_LIVE):
+        desktop.close()
+
+
+def _teardown(domain: _Domain) -> None:
+    """Destroys and undefines the domain (with its snapshot metadata) and deletes its files."""
+    if os.getpid() != domain.owner_pid:
+        return  # a forked child inherited this handle; the VM belongs to its parent
+    import libvirt
+
+    with contextlib.suppress(libvirt.libvirtError):
+        conn = libvirt.open(domain.uri)
+        try:
+            _destroy(conn, domain.name)
+        finally:
+            conn.close()
+    shutil.rmtree(domain.instance_dir, ignore_errors=True)
+
+
+def _destroy(conn: Any, name: str) -> None:
+    import libvirt
+
+    try:
+        dom = conn.lookupByName(name)
+    except libvirt.libvirtError:
+        return
+    with contextlib.suppress(libvirt.libvirtError):
+        if dom.isActive():
+            dom.destroy()
+    with contextlib.suppress(libvirt.libvirtError):
+        dom.undefineFlags(libvirt.VIR_DOMAIN_UNDEFINE_SNAPSHOTS_METADATA)
+
+
+class LibvirtDesktop:
+    """One desktop VM under libvirt; implements the ``Desktop`` protocol."""
+
+    def __init__(self, config: LibvirtDesktopConfig | None = None) -> None:
+        self.config = config or LibvirtDesktopConfig()
+        try:
+            import libvirt
+        except ImportError as exc:
+            raise DesktopStartError(
+                "The libvirt backend needs libvirt-python: pip install 'osworld-mcp-env[libvirt]'."
+            ) from exc
+        self._libvirt = libvirt
+        image = self.config.image_dir or (Path(os.environ[IMAGE_ENV]) if os.environ.get(IMAGE_ENV) else None)
+        if image is None or not (image / "base.qcow2").is_file():
+            raise DesktopStartError(
+                f"No VM image at {image}: build one with tools/build-image and pass its directory as "
+                f"image_dir (or set {IMAGE_ENV})."
+            )
+        self.image_dir = image.resolve()
+        try:
+            self._conn = libvirt.open(self.config.uri)
+        except libvirt.libvirtError as exc:
+            raise DesktopStartError(
+                f"Cannot connect to libvirt at {self.config.uri}: {exc}. Where no service manager "
+                f"runs, start the daemons with {START_LIBVIRTD} (as root)."
+            ) from exc
+        if self.config.enable_mcp:
+            warn_once("mcp", "The libvirt backend serves no MCP tools yet: only GUI actions reach the VM.")
+        self.accel = choose_accel(
+            self.config.accel, local=not urllib.parse.urlsplit(self.config.uri).hostname
+        )
+        root = self.config.work_dir or Path(tempfile.gettempdir()) / "osworld-mcp-env-vm"
+        root.mkdir(parents=True, exist_ok=True)
+        self.name = f"osworld-{secrets.token_hex(6)}"
+        self.instance_dir = Path(tempfile.mkdtemp(prefix=f"{self.name}-", dir=root))
+        self.overlay = self.instance_dir / "overlay.qcow2"
+        self.console_log = self.instance_dir / "console.log"
+        self._token = secrets.token_hex(16)
+        self.generation = 0  # bumped whenever the guest's processes are replaced (new VM or revert)
+        self.boots = 0  # full boots; a reset by snapshot revert does not count
+        self.boot_s = 0.0
+        self.host_port = 0
+        self.client = GuestClient(
+            host="127.0.0.1", port=0, token=self._token, timeout=self.config.request_timeout_s
+        )
+        self._finalizer = weakref.finalize(
+            self, _teardown, _Domain(self.config.uri, self.name, self.instance_dir, os.getpid())
+        )
+        _LIVE.add(self)
+        try:
+            self._write_fw_cfg()
+            self.start()
+        except BaseException:
+            self.close()
+            raise
+
+    # --- lifecycle -----------------------------------------------------------
+    def _write_fw_cfg(self) -> None:
+        """The guest's settings, in a file only root reads here and (through fw_cfg) in the guest."""
+        path = self.instance_dir / "fw_cfg"
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        with os.fdopen(fd, "w") as f:
+            f.write(
+                f"token={self._token}\nscreen={self.config.screen_width}x{self.config.screen_height}x24\n"
+            )
+
+    def start(self) -> None:
+        """Boots a VM on a fresh overlay, waits for its guest server, and takes the reset snapshot."""
+        libvirt = self._libvirt
+        started = time.monotonic()
+        self.overlay.unlink(missing_ok=True)
+        base = self.image_dir / "base.qcow2"
+        command = [
+            "qemu-img",
+            "create",
+            "-q",
+            "-f",
+            "qcow2",
+            "-F",
+            "qcow2",
+            "-b",
+            str(base),
+            str(self.overlay),
+        ]
+        subprocess.run(command, check=True, capture_output=True)
+        self.console_log.unlink(missing_ok=True)
+        self.host_port = free_loopback_port()
+        self.client.close()
+        self.client = GuestClient(
+            host="127.0.0.1", port=self.host_port, token=self._token, timeout=self.config.request_timeout_s
+        )
+        spec = DomainSpec(
+            name=self.name,
+            accel=self.accel,
+            memory_mb=self.config.memory_mb,
+            vcpus=self.config.vcpus,
+            kernel=self.image_dir / "vmlinuz",
+            initrd=self.image_dir / "initrd.img",
+            disk=self.overlay,
+            console_log=self.console_log,
+            host_port=self.host_port,
+            guest_port=self.config.guest_port,
+            fw_cfg_file=self.instance_dir / "fw_cfg",
+        )
+        try:
+            self._dom = self._conn.defineXML(domain_xml(spec))
+            self._dom.create()
+        except libvirt.libvirtError as exc:
+            raise DesktopStartError(f"libvirt could not start the VM: {exc}") from exc
+        self.generation += 1
+        self.boots += 1
+        self._wait_ready(started, self.config.boot_timeout_s)
+        self.boot_s = time.monotonic() - started
+        for warm in self.config.warm_commands:
+            self.client.execute(list(warm), timeout=self.config.boot_timeout_s)
+        if self.config.warm_commands:
+            self.client.reset_session(timeout=self.config.reset_timeout_s)
+        try:
+            self._dom.snapshotCreateXML(f"<domainsnapshot><name>{SNAPSHOT_NAME}</name></domainsnapshot>", 0)
+        except libvirt.libvirtError as exc:
+            raise DesktopStartError(f"libvirt could not snapshot the ready VM: {exc}") from exc
+
+    def _wait_ready(self, started: float, timeout: float) -> None:
+        while not self.client.health(timeout=2.0):
+            if not self.running:
+                raise DesktopStartError(
+                    f"The VM stopped before its guest server answered: {self._diagnostics()}"
+                )
+            if time.monotonic() - started > timeout:
+                raise DesktopStartError(
+                    f"The VM's guest server did not answer within {timeout:g} s: {self._diagnostics()}"
+                )
+            time.sleep(0.2)
+
+    def restart(self, *, full: bool = False) -> None:
+        """Returns to the episode-start state by reverting the VM to its ready snapshot.
+
+        A VM that is not running, or whose revert or guest fails, is replaced by a new VM on
+        a new overlay (a full boot).
+
+        Args:
+            full: Always replace the VM.
+        """
+        if not full and self.running:
+            started = time.monotonic()
+            try:
+                snapshot = self._dom.snapshotLookupByName(SNAPSHOT_NAME)
+                self.client.close()
+                self._dom.revertToSnapshot(snapshot, self._libvirt.VIR_DOMAIN_SNAPSHOT_REVERT_RUNNING)
+                self.generation += 1
+                self._wait_ready(started, self.config.reset_timeout_s)
+                return
+            except (self._libvirt.libvirtError, DesktopError):
+                pass  # a broken VM gets a new one
+        self.client.close()
+        _destroy(self._conn, self.name)
+        self.start()
+
+    def close(self) -> None:
+        """Destroys the VM, undefines it and deletes its overlay; safe to call twice."""
+        self.client.close()
+        self._finalizer()
+        with contextlib.suppress(Exception):
+            self._conn.close()
+        _LIVE.discard(self)
+
+    @property
+    def running(self) -> bool:
+        """True while the domain runs."""
+        try:
+            return bool(self._dom.isActive())
+        except (AttributeError, self._libvirt.libvirtError):
+            return False
+
+    def _diagnostics(self) -> str:
+        """The tail of the guest's serial console."""
+        try:
+            with open(self.console_log, "rb") as f:
+                f.seek(max(0, os.fstat(f.fileno()).st_size - 800))
+                return f.read().decode("utf-8", "replace").strip() or "empty console"
+        except OSError:
+            return "no console log"
+
+    # --- Desktop protocol (delegated to the guest server) ---------------------
+    @property
+    def screen_size(self) -> tuple[int, int]:
+        """(width, height)."""
+        return (self.config.screen_width, self.config.screen_height)
+
+    def execute(self, command: list[str] | str, *, shell: bool = False, timeout: float = 120.0) -> ExecResult:
+        """Runs a command to completion as ``user`` inside the VM."""
+        return self.client.execute(command, shell=shell, timeout=timeout)
+
+    def launch(self, command: list[str] | str, *, shell: bool = False) -> None:
+        """Starts a command inside the VM."""
+        self.client.launch(command, shell=shell)
+
+    def open_file(self, path: str, *, timeout: float = 30.0) -> None:
+        """Opens a file with its default app and waits for its window (``window_timeout_scale`` x longer)."""
+        self.client.open_file(path, timeout=timeout * self.config.window_timeout_scale)
+
+    def activate_window(self, window_name: str, *, strict: bool = False, by_class: bool = False) -> None:
+        """Focuses a window."""
+        self.client.activate_window(window_name, strict=strict, by_class=by_class)
+
+    def close_window(self, window_name: str, *, strict: bool = False, by_class: bool = False) -> None:
+        """Closes a window."""
+        self.client.close_window(window_name, strict=strict, by_class=by_class)
+
+    def upload_file(self, path: str, data: bytes) -> None:
+        """Writes a file inside the VM, as ``user``."""
+        self.client.upload_file(path, data)
+
+    def read_file(self, path: str) -> bytes | None:
+        """Reads a file inside the VM, as ``user`` (through the guest, size-capped there)."""
+        return self.client.read_file(path)
+
+    def screenshot(self, *, with_layout: bool = False) -> ScreenCapture:
+        """The guest's raw frame (``GET /frame``), with the focused window (and layout hash)."""
+        return self.client.screenshot(with_layout=with_layout)
+
+    def windows(self) -> list[WindowInfo]:
+        """Managed windows, bottom to top."""
+        return self.client.windows()
+
+    def active_window(self) -> WindowInfo | None:
+        """The focused window."""
+        return self.client.active_window()
+
+    def accessibility_tree(self, *, max_nodes: int = 5000) -> str:
+        """The AT-SPI tree as XML."""
+        return self.client.accessibility_tree(max_nodes=max_nodes)
+
+    def tool_socket(self) -> str | None:
+        """None: the MCP tool host does not run in the VM yet."""
+        return None
+
+    def settle(
+        self,
+        *,
+        first_change_ms: float | None = None,
+        quiet_ms: float | None = None,
+        max_ms: float | None = None,
+    ) -> float:
+        """Waits until the desktop is still (None: the guest's default threshold)."""
+        return self.client.settle(first_change_ms=first_change_ms, quiet_ms=quiet_ms, max_ms=max_ms)
+
+    def gui(
+        self, action: dict[str, Any], *, expected_layout: str | None = None, timeout: float | None = None
+    ) -> GuiResult:
+        """One input action plus the settle wait, within ``timeout`` seconds."""
+        return self.client.gui(action, expected_layout=expected_layout, timeout=timeout)
