@@ -50,8 +50,15 @@ def writer_doc(
     gui: list[Call],
     wrong: list[Call],
     tools: list[Call] | None,
+    paragraph_breaks: bool = False,
 ) -> Instance:
-    """A Writer task on ``<stem>.docx``; ``instruction`` may use ``{file}``."""
+    """A Writer task on ``<stem>.docx``; ``instruction`` may use ``{file}``.
+
+    ``paragraph_breaks``: the task is about where paragraphs begin and end, so the
+    check compares paragraph by paragraph (``ignore_blanks: false``); by OSWorld's
+    default, ``compare_docx_files`` compares the whitespace-collapsed text, in which
+    a paragraph break and a space are the same.
+    """
     name = f"{file_stem(rng)}.docx"
     path = f"{HOME}/{name}"
     gold_name = name.replace(".docx", "_gold.docx")
@@ -65,6 +72,7 @@ def writer_doc(
             "result": {"type": "vm_file", "path": path, "dest": name},
             "expected": {"type": "cache_file", "path": gold_name},
             "postconfig": idle_postconfig(),
+            **({"options": {"ignore_blanks": False}} if paragraph_breaks else {}),
         },
         ["libreoffice_writer"],
     )
@@ -235,7 +243,7 @@ def append_paragraph(rng: random.Random, task_id: str) -> Instance:
     instruction = f'Add a new last paragraph to {{file}} that contains only the name "{signer}".'
     gui = [key("ctrl", "End"), type_text(f"\n{signer}")]
     wrong = [key("ctrl", "End"), type_text(f" {signer}")]
-    return writer_doc(task_id, rng, instruction, paragraphs, gold, gui, wrong, None)
+    return writer_doc(task_id, rng, instruction, paragraphs, gold, gui, wrong, None, paragraph_breaks=True)
 
 
 @register_template("writer-insert-title", "writer", tools=False)
@@ -247,7 +255,7 @@ def insert_title(rng: random.Random, task_id: str) -> Instance:
     instruction = f'Insert a new first paragraph "{title}" at the top of {{file}}, above the existing text.'
     gui = [key("ctrl", "Home"), type_text(f"{title}\n")]
     wrong = [key("ctrl", "Home"), type_text(f"{title} ")]
-    return writer_doc(task_id, rng, instruction, paragraphs, gold, gui, wrong, None)
+    return writer_doc(task_id, rng, instruction, paragraphs, gold, gui, wrong, None, paragraph_breaks=True)
 
 
 @register_template("writer-delete-paragraph", "writer", tools=False)
@@ -259,4 +267,4 @@ def delete_paragraph(rng: random.Random, task_id: str) -> Instance:
     instruction = f'Delete the paragraph "{target}" from {{file}} (no empty line may remain).'
     gui = [*find_and_type(target, ""), key("Delete")]
     wrong = find_and_type(target, "")
-    return writer_doc(task_id, rng, instruction, paragraphs, gold, gui, wrong, None)
+    return writer_doc(task_id, rng, instruction, paragraphs, gold, gui, wrong, None, paragraph_breaks=True)
