@@ -13,7 +13,7 @@ APT_PACKAGES=(
   bubblewrap util-linux procps
   # applications of the OSWorld desktop
   libreoffice-calc libreoffice-writer libreoffice-impress libreoffice-math libreoffice-gtk3 python3-uno
-  fonts-dejavu-core mousepad xfce4-terminal vlc chromium gimp thunderbird
+  fonts-dejavu-core mousepad xfce4-terminal vlc chromium gimp thunderbird imagemagick
   # Debian's interpreter is the one that imports uno and pyatspi
   python3 python3-pip
 )

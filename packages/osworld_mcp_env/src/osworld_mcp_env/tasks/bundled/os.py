@@ -153,7 +153,8 @@ def copy_by_pattern(rng: random.Random, task_id: str) -> Instance:
         inputs,
         f"cd {root}/{dest} && find . -type f | sort",
         expected,
-        f"cd {root} && find . -name '*.{ext}' -not -path './{dest}/*' -exec cp --parents {{}} {dest} \\;",
+        f"cd {root} && mkdir -p {dest} && find . -name '*.{ext}' -not -path './{dest}/*' "
+        f"-exec cp --parents {{}} {dest} \\;",
         f"mkdir -p {root}/{dest} && cp {root}/{keep[0]} {root}/{dest}/",
         [tool("os.copy_matching_files_with_hierarchy", root_dir=root, dest_dir=dest, pattern=f"*.{ext}")],
         cwd=root,
