@@ -32,7 +32,7 @@ import tempfile
 import time
 import urllib.parse
 import weakref
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -252,10 +252,16 @@ class LibvirtDesktop:
             fw_cfg_file=self.instance_dir / "fw_cfg",
         )
         try:
-            self._dom = self._conn.defineXML(domain_xml(spec))
-            self._dom.create()
+            self._launch(spec)
         except libvirt.libvirtError as exc:
-            raise DesktopStartError(f"libvirt could not start the VM: {exc}") from exc
+            if spec.accel != "kvm" or self.config.accel != "auto":
+                raise DesktopStartError(f"libvirt could not start the VM: {exc}") from exc
+            warn_once("kvm-failed", f"KVM could not start a VM ({exc}): VMs run under TCG, ~10x slower.")
+            self.accel = "tcg"
+            try:
+                self._launch(replace(spec, accel="tcg"))
+            except libvirt.libvirtError as exc2:
+                raise DesktopStartError(f"libvirt could not start the VM: {exc2}") from exc2
         self.generation += 1
         self.boots += 1
         self._wait_ready(started, self.config.boot_timeout_s)
@@ -268,6 +274,16 @@ class LibvirtDesktop:
             self._dom.snapshotCreateXML(f"<domainsnapshot><name>{SNAPSHOT_NAME}</name></domainsnapshot>", 0)
         except libvirt.libvirtError as exc:
             raise DesktopStartError(f"libvirt could not snapshot the ready VM: {exc}") from exc
+
+    def _launch(self, spec: DomainSpec) -> None:
+        """Defines and starts the domain; a failed start leaves no definition behind."""
+        _destroy(self._conn, spec.name)
+        self._dom = self._conn.defineXML(domain_xml(spec))
+        try:
+            self._dom.create()
+        except self._libvirt.libvirtError:
+            _destroy(self._conn, spec.name)
+            raise
 
     def _wait_ready(self, started: float, timeout: float) -> None:
         while not self.client.health(timeout=2.0):
