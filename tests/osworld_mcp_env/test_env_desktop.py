@@ -363,6 +363,19 @@ def test_bash_channel_off_by_default_and_bounded_when_on(make_env):
     assert env.step({"name": "bash", "arguments": {"command": 5}})[4]["error"]["code"] == "invalid_arguments"
 
 
+def test_desktop_programs_get_default_signals_when_the_host_ignores_them(make_env):
+    # A host run under nohup ignores SIGHUP; ignores survive exec, so without the guest's
+    # reset every desktop shell would ignore it too (the suite run under nohup failed so).
+    previous = signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    try:
+        env = make_env(task="os-create-file", enable_bash=True)
+        env.reset()
+    finally:
+        signal.signal(signal.SIGHUP, previous)
+    _o, _r, _t, _tr, info = env.step({"name": "bash", "arguments": {"command": "kill -HUP $$; echo alive"}})
+    assert info["tool_call"]["returncode"] == -1, info["tool_call"]
+
+
 def _state(pid: int) -> str:
     try:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]

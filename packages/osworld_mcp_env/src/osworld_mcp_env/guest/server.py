@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import socket
 import sys
 
@@ -24,8 +25,22 @@ from osworld_mcp_env.guest.state import Guest
 from osworld_mcp_env.guest.transport import GuestHTTPServer
 
 
+def restore_default_signals() -> None:
+    """Undoes the signals a host's launcher ignored, so the desktop's programs see them.
+
+    An ignored signal stays ignored across fork and exec: a host started under
+    ``nohup`` (SIGHUP) or as a background job of a script (SIGINT, SIGQUIT) would
+    hand that down to every program of the desktop, where ``kill -HUP $$`` would no
+    longer end a shell. A handler, unlike an ignore, is reset to the default by exec.
+    """
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)
+    signal.signal(signal.SIGQUIT, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
 def serve(*, unix_socket: str | None, host: str, port: int, token: str | None) -> None:
     """Serves until killed."""
+    restore_default_signals()
     guest = Guest()
     guest.begin_episode()  # the user's home, places and session bus exist before the host is told "ready"
     if unix_socket:
