@@ -41,9 +41,11 @@ class MetricsSink:
                 that step or later are purged from TensorBoard's view (they are replayed).
         """
         self.jsonl = Path(run_dir) / ("metrics.jsonl" if rank == 0 else f"metrics_rank{rank}.jsonl")
-        self.writer = SummaryWriter(
-            str(tensorboard_dir(run_dir, rank)), purge_step=resume_step if resume_step > 0 else None
-        )
+        events = tensorboard_dir(run_dir, rank)
+        # Made here, tolerant of the other ranks: tensorboardX checks, then creates, and rank 0's
+        # folder is the parent of rank 1's, so two ranks starting together raced (FileExistsError).
+        events.mkdir(parents=True, exist_ok=True)
+        self.writer = SummaryWriter(str(events), purge_step=resume_step if resume_step > 0 else None)
 
     def write(self, metrics: dict[str, Any]) -> None:
         """Logs one step: the whole dict as a JSON line, each number as a scalar at ``metrics["step"]``."""
