@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import posixpath
 import zipfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any
@@ -89,26 +89,50 @@ def _resolve(pptx: zipfile.ZipFile, names: set[str], target: str) -> EmbeddedPar
     return LinkedFile(target[len("file://") :]) if target.startswith("file://") else None
 
 
+def _rels_part(slide_index: int) -> str:
+    return f"ppt/slides/_rels/slide{slide_index + 1}.xml.rels"
+
+
+def _background_target(pptx: zipfile.ZipFile, names: set[str], slide_index: int) -> str | None:
+    """The target of the slide's background picture: its XML's ``r:embed``, looked up in its relationships."""
+    slide_part = f"ppt/slides/slide{slide_index + 1}.xml"
+    if slide_part not in names:
+        return None
+    image_id = _background_id(ElementTree.fromstring(pptx.read(slide_part)))
+    if image_id is None or _rels_part(slide_index) not in names:
+        return None
+    return _image_target(ElementTree.fromstring(pptx.read(_rels_part(slide_index))), image_id)
+
+
+def _sound_target(pptx: zipfile.ZipFile, names: set[str], slide_index: int) -> str | None:
+    """The target of the slide's sound: only its relationships are read, not its XML."""
+    if _rels_part(slide_index) not in names:
+        return None
+    return _audio_target(ElementTree.fromstring(pptx.read(_rels_part(slide_index))))
+
+
+def _find_in_slide(
+    pptx_path: str,
+    slide_index: int,
+    find_target: Callable[[zipfile.ZipFile, set[str], int], str | None],
+) -> EmbeddedPart | LinkedFile | None:
+    """What ``find_target`` names in the slide, resolved; None where OSWorld raises or finds none."""
+    try:
+        with zipfile.ZipFile(pptx_path) as pptx:
+            names = set(pptx.namelist())
+            target = find_target(pptx, names, slide_index)
+            return None if target is None else _resolve(pptx, names, target)
+    except (zipfile.BadZipFile, ElementTree.ParseError, OSError):
+        return None
+
+
 def slide_background(pptx_path: str, slide_index: int) -> EmbeddedPart | LinkedFile | None:
     """The background picture of slide ``slide_index`` (0-based) of a local pptx, as OSWorld finds it.
 
     None when there is none, and wherever OSWorld's getter raises instead: no pptx, a
     ``../`` target naming a missing part, a target neither ``../`` nor ``file://``.
     """
-    slide_part = f"ppt/slides/slide{slide_index + 1}.xml"
-    rels_part = f"ppt/slides/_rels/slide{slide_index + 1}.xml.rels"
-    try:
-        with zipfile.ZipFile(pptx_path) as pptx:
-            names = set(pptx.namelist())
-            if slide_part not in names:
-                return None
-            image_id = _background_id(ElementTree.fromstring(pptx.read(slide_part)))
-            if image_id is None or rels_part not in names:
-                return None
-            target = _image_target(ElementTree.fromstring(pptx.read(rels_part)), image_id)
-            return None if target is None else _resolve(pptx, names, target)
-    except (zipfile.BadZipFile, ElementTree.ParseError, OSError):
-        return None
+    return _find_in_slide(pptx_path, slide_index, _background_target)
 
 
 def slide_audio(pptx_path: str, slide_index: int) -> EmbeddedPart | LinkedFile | None:
@@ -117,16 +141,7 @@ def slide_audio(pptx_path: str, slide_index: int) -> EmbeddedPart | LinkedFile |
     Only the slide's relationships are read (not its XML): the first whose ``Type``
     contains ``audio``. None when there is none and wherever OSWorld raises.
     """
-    rels_part = f"ppt/slides/_rels/slide{slide_index + 1}.xml.rels"
-    try:
-        with zipfile.ZipFile(pptx_path) as pptx:
-            names = set(pptx.namelist())
-            if rels_part not in names:
-                return None
-            target = _audio_target(ElementTree.fromstring(pptx.read(rels_part)))
-            return None if target is None else _resolve(pptx, names, target)
-    except (zipfile.BadZipFile, ElementTree.ParseError, OSError):
-        return None
+    return _find_in_slide(pptx_path, slide_index, _sound_target)
 
 
 def _fetch(
