@@ -9,6 +9,8 @@ from collections.abc import Callable, Iterator
 import gymnasium as gym
 import pytest
 from mcp_sandbox import Sandbox, start_sandbox
+from osworld_mcp_env.backends.local import LocalDesktop
+from osworld_mcp_env.errors import DesktopStartError
 
 DESKTOP_BINARIES = ("bwrap", "Xvfb", "openbox", "dbus-daemon", "soffice")
 
@@ -50,6 +52,19 @@ def make_env() -> Iterator[Callable[..., gym.Env]]:
     yield factory
     for env in envs:
         env.close()
+
+
+@pytest.fixture(scope="module")
+def desktop() -> Iterator[LocalDesktop]:
+    """One embedded desktop per test module, with the default config; skips where it cannot start."""
+    try:
+        local = LocalDesktop()
+    except DesktopStartError as exc:
+        pytest.skip(f"no embedded desktop here: {exc}")
+    try:
+        yield local
+    finally:
+        local.close()
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,6 @@ import json
 from pathlib import Path
 
 import pytest
-from osworld_mcp_env.errors import DesktopStartError
 from osworld_mcp_env.evaluators import GETTERS, METRICS
 from osworld_mcp_env.tasks import TaskContext
 from osworld_mcp_env.tasks.setup import SETUP_STEPS
@@ -18,17 +17,6 @@ from polling import wait_until
 
 pytestmark = pytest.mark.desktop
 PAGES = {"alpha": "Alpha page", "beta": "Beta page", "gamma": "Gamma page"}
-
-
-@pytest.fixture(scope="module")
-def desktop():
-    local = pytest.importorskip("osworld_mcp_env.backends.local")
-    try:
-        d = local.LocalDesktop()
-    except DesktopStartError as exc:
-        pytest.skip(f"no embedded desktop here: {exc}")
-    yield d
-    d.close()
 
 
 def test_open_tabs_then_read_and_close_them(desktop, tmp_path: Path):

@@ -7,7 +7,6 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from osworld_mcp_env.errors import DesktopStartError
 from osworld_mcp_env.evaluators import GETTERS, evaluate
 from osworld_mcp_env.evaluators.getters.desktop import VIDEO_TYPE_VOTES
 from osworld_mcp_env.tasks import TaskContext, load_task
@@ -17,17 +16,6 @@ from polling import wait_until
 pytestmark = pytest.mark.desktop
 DEADLINE_S = 60
 ACTIVE_TERMINAL = "//application[@name='xfce4-terminal']/frame[@st:active='true']"
-
-
-@pytest.fixture(scope="module")
-def desktop():
-    local = pytest.importorskip("osworld_mcp_env.backends.local")
-    try:
-        d = local.LocalDesktop()
-    except DesktopStartError as exc:
-        pytest.skip(f"no embedded desktop here: {exc}")
-    yield d
-    d.close()
 
 
 def task(funcs: list[str], results: list[dict], expected: list[dict]) -> dict:

@@ -15,13 +15,6 @@ from PIL import Image
 pytestmark = pytest.mark.desktop
 
 
-@pytest.fixture(scope="module")
-def desktop():
-    desktop = LocalDesktop()
-    yield desktop
-    desktop.close()
-
-
 def call(desktop: LocalDesktop, method: str, path: str, **kwargs) -> tuple[int, bytes]:
     status, _headers, body = desktop.client.request(method, path, **kwargs)
     return status, body

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import openpyxl
 import pytest
-from osworld_mcp_env.errors import DesktopStartError, SetupStepError
+from osworld_mcp_env.errors import SetupStepError
 from osworld_mcp_env.evaluators import evaluate
 from osworld_mcp_env.tasks import (
     SetupStep,
@@ -22,17 +22,6 @@ from osworld_mcp_env.tasks import (
 from osworld_mcp_env.tasks.bundled import CALC_NUMBERS, writer_replace_word_files
 
 pytestmark = pytest.mark.desktop
-
-
-@pytest.fixture(scope="module")
-def desktop():
-    local = pytest.importorskip("osworld_mcp_env.backends.local")
-    try:
-        d = local.LocalDesktop()
-    except DesktopStartError as exc:
-        pytest.skip(f"no embedded desktop here: {exc}")
-    yield d
-    d.close()
 
 
 @pytest.fixture(scope="module")
