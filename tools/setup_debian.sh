@@ -16,6 +16,10 @@ APT_PACKAGES=(
   fonts-dejavu-core mousepad xfce4-terminal vlc chromium gimp thunderbird imagemagick
   # Debian's interpreter is the one that imports uno and pyatspi
   python3 python3-pip
+  # the libvirt backend: the guest image (tools/build-image), QEMU under libvirt, and what
+  # building libvirt-python (the `libvirt` extra, an sdist only) needs
+  debootstrap e2fsprogs qemu-system-x86 qemu-utils libvirt-daemon-system libvirt-clients
+  libvirt-dev pkg-config gcc python3-dev
 )
 
 missing=()
@@ -37,7 +41,7 @@ fi
 if [ ! -x .venv/bin/python ]; then
   uv venv --python /usr/bin/python3.11 --system-site-packages .venv
 fi
-uv sync --frozen --all-packages "$@"
+uv sync --frozen --all-packages --extra libvirt "$@"
 # torch and deepspeed (hf: policies, the trainer's `train` extra) with torch as a CPU build: a
 # plain resolve would take PyPI's multi-GB CUDA build. This machine family keeps the CPU wheel
 # in /opt/wheels; elsewhere PyTorch's CPU index serves it. A GPU machine installs its own
