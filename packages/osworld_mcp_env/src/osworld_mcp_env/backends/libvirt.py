@@ -36,7 +36,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from osworld_mcp_env.backends.base import ExecResult, GuiResult, ScreenCapture, WindowInfo
+from osworld_mcp_env.backends.guest_backed import GuestBackedDesktop
 from osworld_mcp_env.backends.guest_client import GuestClient
 from osworld_mcp_env.backends.vm_domain import (
     DomainSpec,
@@ -147,8 +147,10 @@ def _destroy(conn: Any, name: str) -> None:
         dom.undefineFlags(libvirt.VIR_DOMAIN_UNDEFINE_SNAPSHOTS_METADATA)
 
 
-class LibvirtDesktop:
+class LibvirtDesktop(GuestBackedDesktop):
     """One desktop VM under libvirt; implements the ``Desktop`` protocol."""
+
+    config: LibvirtDesktopConfig
 
     def __init__(self, config: LibvirtDesktopConfig | None = None) -> None:
         self.config = config or LibvirtDesktopConfig()
@@ -346,72 +348,11 @@ class LibvirtDesktop:
         except OSError:
             return "no console log"
 
-    # --- Desktop protocol (delegated to the guest server) ---------------------
-    @property
-    def screen_size(self) -> tuple[int, int]:
-        """(width, height)."""
-        return (self.config.screen_width, self.config.screen_height)
-
-    def execute(self, command: list[str] | str, *, shell: bool = False, timeout: float = 120.0) -> ExecResult:
-        """Runs a command to completion as ``user`` inside the VM."""
-        return self.client.execute(command, shell=shell, timeout=timeout)
-
-    def launch(self, command: list[str] | str, *, shell: bool = False) -> None:
-        """Starts a command inside the VM."""
-        self.client.launch(command, shell=shell)
-
+    # --- Desktop protocol: the rest forwards to the guest (GuestBackedDesktop) -----
     def open_file(self, path: str, *, timeout: float = 30.0) -> None:
         """Opens a file with its default app and waits for its window (``window_timeout_scale`` x longer)."""
         self.client.open_file(path, timeout=timeout * self.config.window_timeout_scale)
 
-    def activate_window(self, window_name: str, *, strict: bool = False, by_class: bool = False) -> None:
-        """Focuses a window."""
-        self.client.activate_window(window_name, strict=strict, by_class=by_class)
-
-    def close_window(self, window_name: str, *, strict: bool = False, by_class: bool = False) -> None:
-        """Closes a window."""
-        self.client.close_window(window_name, strict=strict, by_class=by_class)
-
-    def upload_file(self, path: str, data: bytes) -> None:
-        """Writes a file inside the VM, as ``user``."""
-        self.client.upload_file(path, data)
-
-    def read_file(self, path: str) -> bytes | None:
-        """Reads a file inside the VM, as ``user`` (through the guest, size-capped there)."""
-        return self.client.read_file(path)
-
-    def screenshot(self, *, with_layout: bool = False) -> ScreenCapture:
-        """The guest's raw frame (``GET /frame``), with the focused window (and layout hash)."""
-        return self.client.screenshot(with_layout=with_layout)
-
-    def windows(self) -> list[WindowInfo]:
-        """Managed windows, bottom to top."""
-        return self.client.windows()
-
-    def active_window(self) -> WindowInfo | None:
-        """The focused window."""
-        return self.client.active_window()
-
-    def accessibility_tree(self, *, max_nodes: int = 5000) -> str:
-        """The AT-SPI tree as XML."""
-        return self.client.accessibility_tree(max_nodes=max_nodes)
-
     def tool_socket(self) -> str | None:
         """None: the MCP tool host does not run in the VM yet."""
         return None
-
-    def settle(
-        self,
-        *,
-        first_change_ms: float | None = None,
-        quiet_ms: float | None = None,
-        max_ms: float | None = None,
-    ) -> float:
-        """Waits until the desktop is still (None: the guest's default threshold)."""
-        return self.client.settle(first_change_ms=first_change_ms, quiet_ms=quiet_ms, max_ms=max_ms)
-
-    def gui(
-        self, action: dict[str, Any], *, expected_layout: str | None = None, timeout: float | None = None
-    ) -> GuiResult:
-        """One input action plus the settle wait, within ``timeout`` seconds."""
-        return self.client.gui(action, expected_layout=expected_layout, timeout=timeout)

@@ -44,9 +44,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from osworld_mcp_env.backends.base import ExecResult, GuiResult, ScreenCapture, WindowInfo
+from osworld_mcp_env.backends.base import ScreenCapture
 from osworld_mcp_env.backends.cgroups import CgroupLimits, DesktopCgroup, sweep_stale_groups
 from osworld_mcp_env.backends.framebuffer import XvfbFramebuffer, open_framebuffer
+from osworld_mcp_env.backends.guest_backed import GuestBackedDesktop
 from osworld_mcp_env.backends.guest_client import GuestClient
 from osworld_mcp_env.backends.home import ensure_home_template
 from osworld_mcp_env.backends.sandbox import (
@@ -160,8 +161,10 @@ def _cleanup(
         os.close(lock_fd)
 
 
-class LocalDesktop:
+class LocalDesktop(GuestBackedDesktop):
     """One sandboxed embedded desktop; implements the ``Desktop`` protocol."""
+
+    config: LocalDesktopConfig
 
     def __init__(self, config: LocalDesktopConfig | None = None) -> None:
         self.config = config or LocalDesktopConfig()
@@ -417,40 +420,7 @@ class LocalDesktop:
         bwrap += ["--chdir", "/", "--info-fd", str(info_fd), "/bin/bash", str(GUEST_DIR / "session.sh")]
         return bwrap
 
-    # --- Desktop protocol (delegated to the guest server) ---------------------
-    @property
-    def screen_size(self) -> tuple[int, int]:
-        """(width, height)."""
-        return (self.config.screen_width, self.config.screen_height)
-
-    def execute(self, command: list[str] | str, *, shell: bool = False, timeout: float = 120.0) -> ExecResult:
-        """Runs a command to completion as ``user`` inside the desktop."""
-        return self.client.execute(command, shell=shell, timeout=timeout)
-
-    def launch(self, command: list[str] | str, *, shell: bool = False) -> None:
-        """Starts a command inside the desktop."""
-        self.client.launch(command, shell=shell)
-
-    def open_file(self, path: str, *, timeout: float = 30.0) -> None:
-        """Opens a file with its default app and waits for its window."""
-        self.client.open_file(path, timeout=timeout)
-
-    def activate_window(self, window_name: str, *, strict: bool = False, by_class: bool = False) -> None:
-        """Focuses a window."""
-        self.client.activate_window(window_name, strict=strict, by_class=by_class)
-
-    def close_window(self, window_name: str, *, strict: bool = False, by_class: bool = False) -> None:
-        """Closes a window."""
-        self.client.close_window(window_name, strict=strict, by_class=by_class)
-
-    def upload_file(self, path: str, data: bytes) -> None:
-        """Writes a file inside the desktop, as ``user``."""
-        self.client.upload_file(path, data)
-
-    def read_file(self, path: str) -> bytes | None:
-        """Reads a file inside the desktop, as the desktop user, up to ``max_file_mb`` (through the guest)."""
-        return self.client.read_file(path)
-
+    # --- Desktop protocol: the rest forwards to the guest (GuestBackedDesktop) -----
     def screenshot(self, *, with_layout: bool = False) -> ScreenCapture:
         """An RGB frame read from Xvfb's screen file, with the focused window (and layout hash).
 
@@ -480,37 +450,9 @@ class LocalDesktop:
             self._framebuffer.close()
             self._framebuffer = None
 
-    def windows(self) -> list[WindowInfo]:
-        """Managed windows, bottom to top."""
-        return self.client.windows()
-
-    def active_window(self) -> WindowInfo | None:
-        """The focused window."""
-        return self.client.active_window()
-
-    def accessibility_tree(self, *, max_nodes: int = 5000) -> str:
-        """The AT-SPI tree as XML."""
-        return self.client.accessibility_tree(max_nodes=max_nodes)
-
     def tool_socket(self) -> str | None:
         """The MCP tool host's socket in the control directory (None when tools are off)."""
         return str(self.ctl_dir / "mcp.sock") if self.config.enable_mcp else None
-
-    def settle(
-        self,
-        *,
-        first_change_ms: float | None = None,
-        quiet_ms: float | None = None,
-        max_ms: float | None = None,
-    ) -> float:
-        """Waits until the desktop is still (None: the guest's default threshold)."""
-        return self.client.settle(first_change_ms=first_change_ms, quiet_ms=quiet_ms, max_ms=max_ms)
-
-    def gui(
-        self, action: dict[str, Any], *, expected_layout: str | None = None, timeout: float | None = None
-    ) -> GuiResult:
-        """One input action plus the settle wait, within ``timeout`` seconds."""
-        return self.client.gui(action, expected_layout=expected_layout, timeout=timeout)
 
 
 SYSTEM_DIRECTORIES = ("/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
