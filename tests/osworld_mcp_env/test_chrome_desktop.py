@@ -63,3 +63,53 @@ def test_pkill_chrome_makes_chromium_exit_cleanly(desktop, tmp_path: Path):
     # A TERM is a clean shutdown that writes the files, recorded as "SessionEnded"
     # ("Normal" when the window is closed); a killed Chromium leaves "Crashed".
     assert preferences["profile"]["exit_type"] in ("SessionEnded", "Normal")
+
+
+# An agent's own "DevTools" on Chromium's port: each answer is one the real reader must survive.
+FAKE_DEVTOOLS = r"""
+import http.server, json, sys
+ANSWERS = {"garbage": '"not a tab list"', "wrong-shape": json.dumps([{"type": "page", "id": 5}])}
+BODY = ANSWERS[sys.argv[1]].encode()
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        body = b"{}" if self.path == "/json/version" else BODY
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+http.server.HTTPServer(("127.0.0.1", 1337), Handler).serve_forever()
+"""
+
+
+@pytest.mark.parametrize("answer", ["garbage", "wrong-shape"])
+def test_a_fake_devtools_endpoint_reads_as_no_chromium_not_as_an_evaluator_crash(
+    desktop, tmp_path: Path, answer: str
+):
+    # The port and the reader belong to the user. Were a nonsense answer an evaluator
+    # error, an agent could turn a failed Chromium episode into a crash, which the
+    # trainer drops instead of scoring 0. OSWorld's getters return [] when Playwright
+    # cannot connect; the same here, and the metric scores the episode 0.
+    desktop.execute(["pkill", "chrome"])
+    wait_until(lambda: desktop.execute(["pgrep", "-x", "chromium"]).returncode == 1, 60, "Chromium to exit")
+    desktop.upload_file("/tmp/fake_devtools.py", FAKE_DEVTOOLS.encode())
+    desktop.launch(["/usr/bin/python3", "/tmp/fake_devtools.py", answer])
+    probe = [
+        "/usr/bin/python3",
+        "-c",
+        "import urllib.request; urllib.request.urlopen('http://127.0.0.1:1337/json/version')",
+    ]
+    wait_until(lambda: desktop.execute(probe).returncode == 0, 60, "the fake endpoint to answer")
+    try:
+        ctx = TaskContext("chrome-fake-devtools", tmp_path)
+        tabs = GETTERS.get("open_tabs_info")(desktop, ctx, {})
+        assert tabs == []
+        assert GETTERS.get("active_tab_info")(desktop, ctx, {}) is None
+        rules = {"type": "url", "urls": ["file:///home/user/Sites/alpha.html"]}
+        assert METRICS.get("is_expected_tabs").fn(tabs, rules) == 0
+    finally:
+        desktop.execute(["pkill", "-f", "fake_devtools.py"])

@@ -11,17 +11,25 @@ API for the tab list, opening and closing tabs, and a minimal WebSocket client f
 Trust: Chromium and its port belong to the user, exactly as in OSWorld's VM (an
 agent that serves its own "DevTools" on 1337 answers for Chromium there too); the
 interpreter is ``/usr/bin/python3`` from the read-only system, never found on PATH.
+Because the reader runs as the user, whatever goes wrong on its side (an endpoint
+answering nonsense, the reader killed) reads as "no Chromium answered", the value
+OSWorld's getters return when Playwright cannot connect. Were it an evaluator error,
+an agent could turn any failed Chromium episode into a crash, which the trainer
+drops instead of scoring 0.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+import logging
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from osworld_mcp_env.backends.base import Desktop
 from osworld_mcp_env.errors import DesktopError
+
+logger = logging.getLogger(__name__)
 
 DEVTOOLS_PORT = 1337
 PYTHON = "/usr/bin/python3"
@@ -203,17 +211,34 @@ def _run(desktop: Desktop, op: str, args: dict[str, Any], timeout: float) -> dic
 
 
 def tabs(desktop: Desktop, *, wait_s: float = 0.0, load_s: float = 0.0) -> list[Tab] | None:
-    """The open pages, or None when no DevTools endpoint answers within ``wait_s``.
+    """The open pages, or None when no Chromium answers within ``wait_s``.
 
     ``load_s`` is how long to let pages finish loading (``readyState`` complete) before
-    reading them, as OSWorld waits for each page's load before its title.
+    reading them, as OSWorld waits for each page's load before its title. A reader
+    that fails or an answer of the wrong shape is None too (see the module's "Trust");
+    only a desktop that cannot run the reader at all raises.
+
+    Raises:
+        DesktopError: The guest did not run the reader (unreachable, reset).
     """
-    answer = _run(desktop, "tabs", {"wait_s": wait_s, "load_s": load_s}, wait_s + load_s + 60)
-    if not answer.get("up"):
+    try:
+        answer = _run(desktop, "tabs", {"wait_s": wait_s, "load_s": load_s}, wait_s + load_s + 60)
+        if not answer.get("up"):
+            return None
+        return [_tab(t) for t in answer["tabs"]]
+    except (DevToolsError, KeyError, TypeError, ValueError) as exc:
+        logger.warning("DevTools tabs: no usable answer from the user's side: %s", exc)
         return None
-    return [
-        Tab(t["id"], t["title"], t["url"], t["ready"], t["visible"], t["content"]) for t in answer["tabs"]
-    ]
+
+
+def _tab(reported: Mapping[str, Any]) -> Tab:
+    """One tab of the reader's answer, its types checked (the answer is the user's to shape)."""
+    texts = [reported[key] for key in ("id", "title", "url", "ready", "content")]
+    visible = reported["visible"]
+    if not all(isinstance(text, str) for text in texts) or visible not in (True, False, None):
+        raise TypeError(f"a tab of the wrong shape: {reported!r:.200}")
+    tab_id, title, url, ready, content = texts
+    return Tab(tab_id, title, url, ready, visible, content)
 
 
 def open_tabs(desktop: Desktop, urls: Sequence[str], *, wait_s: float, load_s: float) -> list[dict[str, str]]:

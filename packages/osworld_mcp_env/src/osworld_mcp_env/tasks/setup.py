@@ -313,10 +313,7 @@ def chrome_open_tabs(desktop: Desktop, context: TaskContext, /, urls_to_open: An
 def chrome_close_tabs(desktop: Desktop, context: TaskContext, /, urls_to_close: Any) -> None:
     """For each url, closes the first open tab whose url equals it (OSWorld's ``compare_urls``)."""
     urls = _urls(urls_to_close, "urls_to_close")
-    try:
-        open_tabs = devtools.tabs(desktop, wait_s=CHROME_WAIT_S)
-    except devtools.DevToolsError as exc:
-        raise SetupStepError(f"chrome_close_tabs: {exc}") from exc
+    open_tabs = devtools.tabs(desktop, wait_s=CHROME_WAIT_S)
     if open_tabs is None:
         raise SetupStepError(f"chrome_close_tabs: no DevTools endpoint after {CHROME_WAIT_S:g} s")
     closing: list[str] = []

@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from osworld_mcp_env.backends.base import Desktop
-from osworld_mcp_env.devtools import DevToolsError, Tab, tabs
+from osworld_mcp_env.devtools import Tab, tabs
 from osworld_mcp_env.errors import DesktopError, EvaluationError
 from osworld_mcp_env.evaluators.getters.files import user_path
 from osworld_mcp_env.evaluators.registry import ZeroScore, register_getter
@@ -163,11 +163,8 @@ def chrome_appearance_mode_ui(prefs: Any) -> str:
     return mode or "system"
 
 
-def _tabs(desktop: Desktop, getter: str) -> list[Tab] | None:
-    try:
-        return tabs(desktop, wait_s=DEVTOOLS_WAIT_S, load_s=PAGE_LOAD_S)
-    except DevToolsError as exc:
-        raise EvaluationError(f"{getter}: {exc}") from exc
+def _tabs(desktop: Desktop) -> list[Tab] | None:
+    return tabs(desktop, wait_s=DEVTOOLS_WAIT_S, load_s=PAGE_LOAD_S)
 
 
 @register_getter("open_tabs_info")
@@ -179,7 +176,7 @@ def open_tabs_info(
     OSWorld then starts a fresh Chromium and lists its one new tab, which no task
     expects; here nothing is started.
     """
-    found = _tabs(desktop, "open_tabs_info")
+    found = _tabs(desktop)
     return [{"title": t.title, "url": t.url} for t in found or ()]
 
 
@@ -194,7 +191,7 @@ def active_tab_info(
     itself is read, so a ``file://`` page or a page that changes on reload reads as
     it is, and ``goto_prefix`` is not needed.
     """
-    shown = [t for t in _tabs(desktop, "active_tab_info") or () if t.visible]
+    shown = [t for t in _tabs(desktop) or () if t.visible]
     if not shown:
         return None
     return {"title": shown[0].title, "url": shown[0].url, "content": shown[0].content}
@@ -210,7 +207,7 @@ def active_url_from_accesstree(
     (and a lone ``www.``) and any other url whole; the prefix then goes before that
     text. Here the same text is derived from the shown tab's url.
     """
-    shown = [t for t in _tabs(desktop, "active_url_from_accessTree") or () if t.visible]
+    shown = [t for t in _tabs(desktop) or () if t.visible]
     if not shown:
         return None
     return f"{config.get('goto_prefix', 'https://')}{omnibox_text(shown[0].url)}"
