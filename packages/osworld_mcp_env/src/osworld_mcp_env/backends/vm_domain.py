@@ -16,6 +16,8 @@ from xml.sax.saxutils import escape, quoteattr
 KERNEL_CMDLINE = "root=/dev/vda rw console=ttyS0 net.ifnames=0 quiet"
 # The guest NIC's PCI slot: without an explicit one, libvirt puts it where the VGA goes.
 NIC_PCI_ADDR = "0x10"
+# The display of an image booted by its own boot loader (OSWorld's Ubuntu runs Xorg on it).
+VIDEO_XML = "\n    <video><model type='vga'/></video>"
 _warned: set[str] = set()
 
 
@@ -28,26 +30,31 @@ class DomainSpec:
         accel: ``kvm`` or ``tcg``.
         memory_mb: Guest RAM.
         vcpus: Guest CPUs.
-        kernel: Kernel image on the libvirt host (direct boot: the image has no boot loader).
-        initrd: Initramfs beside it.
+        kernel: Kernel image on the libvirt host (direct boot: this project's image has no
+            boot loader); None boots the disk's own boot loader (OSWorld's ``Ubuntu.qcow2``),
+            with a VGA display for its desktop.
+        initrd: Initramfs beside the kernel (None with it).
         disk: The VM's qcow2 overlay (over the read-only base image).
         console_log: File that receives the guest's serial console.
         host_port: Loopback port of the libvirt host forwarded to the guest server.
         guest_port: The guest server's TCP port inside the VM.
         fw_cfg_file: File handed to the guest as ``opt/osworld/config`` (token, screen size).
+        forwards: More (host port, guest port) pairs forwarded from the host's loopback
+            (OSWorld's Chrome DevTools 9222 and VLC 8080).
     """
 
     name: str
     accel: str
     memory_mb: int
     vcpus: int
-    kernel: Path
-    initrd: Path
+    kernel: Path | None
+    initrd: Path | None
     disk: Path
     console_log: Path
     host_port: int
     guest_port: int
     fw_cfg_file: Path
+    forwards: tuple[tuple[int, int], ...] = ()
 
 
 def domain_xml(spec: DomainSpec) -> str:
@@ -55,11 +62,13 @@ def domain_xml(spec: DomainSpec) -> str:
 
     User-mode networking (no bridge, no root network setup) with ``restrict=on``:
     the guest reaches neither the host nor the outside, and the only way in is the
-    guest server's port, forwarded to the host's loopback only. No graphics: the
-    desktop is the guest's Xvfb, read through the guest server.
+    guest server's port (and ``forwards``), forwarded to the host's loopback only. No
+    graphics: the desktop is the guest's Xvfb, read through the guest server; a disk
+    booted by its own boot loader gets a VGA device for its X server, still no viewer.
     """
     kvm = spec.accel == "kvm"
-    netdev = f"user,id=osw0,restrict=on,hostfwd=tcp:127.0.0.1:{spec.host_port}-:{spec.guest_port}"
+    ports = ((spec.host_port, spec.guest_port), *spec.forwards)
+    netdev = "user,id=osw0,restrict=on" + "".join(f",hostfwd=tcp:127.0.0.1:{h}-:{g}" for h, g in ports)
     args = [
         "-netdev", netdev,
         "-device", f"virtio-net-pci,netdev=osw0,bus=pci.0,addr={NIC_PCI_ADDR}",
@@ -72,9 +81,7 @@ def domain_xml(spec: DomainSpec) -> str:
   <vcpu>{spec.vcpus}</vcpu>
   <os>
     <type arch='x86_64' machine='pc'>hvm</type>
-    <kernel>{escape(str(spec.kernel))}</kernel>
-    <initrd>{escape(str(spec.initrd))}</initrd>
-    <cmdline>{KERNEL_CMDLINE}</cmdline>
+{_boot_xml(spec)}
   </os>
   <features><acpi/></features>
   <cpu mode='{"host-passthrough" if kvm else "maximum"}'/>
@@ -92,13 +99,24 @@ def domain_xml(spec: DomainSpec) -> str:
       <source path={quoteattr(str(spec.console_log))}/>
       <target port='0'/>
     </serial>
-    <memballoon model='none'/>
+    <memballoon model='none'/>{"" if spec.kernel else VIDEO_XML}
   </devices>
   <qemu:commandline>
 {commandline}
   </qemu:commandline>
 </domain>
 """
+
+
+def _boot_xml(spec: DomainSpec) -> str:
+    """Direct kernel boot (this project's image), or the disk's boot loader."""
+    if spec.kernel is None:
+        return "    <boot dev='hd'/>"
+    return (
+        f"    <kernel>{escape(str(spec.kernel))}</kernel>\n"
+        f"    <initrd>{escape(str(spec.initrd))}</initrd>\n"
+        f"    <cmdline>{KERNEL_CMDLINE}</cmdline>"
+    )
 
 
 def kvm_usable() -> bool:
