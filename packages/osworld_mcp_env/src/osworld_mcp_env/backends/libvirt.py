@@ -15,6 +15,11 @@ TCG, instead of a minute of boot). A VM that died or cannot revert is replaced b
 new one on a new overlay. ``close()`` destroys the domain, undefines it and deletes
 its overlay.
 
+With ``guest_api="osworld"`` the host speaks OSWorld's guest API only (port 5000, no
+token: :class:`~osworld_mcp_env.backends.osworld_guest_client.OSWorldGuestClient`),
+so an official OSWorld image (``disk_image``) runs the same env; this project's image
+boots in that mode too. Chrome's 9222 and VLC's 8080 are forwarded to loopback then.
+
 The connection URI is configurable, but the overlay and fw_cfg file are written on
 this machine: a remote URI (``qemu+ssh://host/system``) needs ``work_dir`` and the
 image on storage both machines see at the same path.
@@ -38,6 +43,11 @@ from typing import Any
 
 from osworld_mcp_env.backends.guest_backed import GuestBackedDesktop
 from osworld_mcp_env.backends.guest_client import GuestClient
+from osworld_mcp_env.backends.osworld_guest_client import (
+    OSWORLD_FORWARDS,
+    OSWORLD_GUEST_PORT,
+    OSWorldGuestClient,
+)
 from osworld_mcp_env.backends.vm_domain import (
     DomainSpec,
     choose_accel,
@@ -48,6 +58,7 @@ from osworld_mcp_env.backends.vm_domain import (
 from osworld_mcp_env.errors import DesktopError, DesktopStartError
 
 SNAPSHOT_NAME = "ready"
+GUEST_APIS = ("hybrid", "osworld")
 IMAGE_ENV = "OSWORLD_VM_IMAGE"
 START_LIBVIRTD = "tools/image/start-libvirtd"
 
@@ -71,13 +82,21 @@ class LibvirtDesktopConfig:
             on an idle 2-core machine).
         reset_timeout_s: Deadline for the guest server to answer after a snapshot revert.
         request_timeout_s: Default deadline of one guest request.
-        guest_port: The guest server's TCP port inside the VM (the image's: 80).
+        guest_port: The guest server's TCP port inside the VM (the image's: 80) under
+            ``guest_api="hybrid"``; OSWorld's API is on 5000.
         warm_commands: Run as ``user`` once the guest answers and before the reset snapshot
             is taken, then undone by the guest's episode reset: the apps' files stay in the
             snapshot's page cache, so every episode's first start of them skips the disk
             (a cold Calc start under TCG missed the tasks' 30 s window wait).
         window_timeout_scale: Factor on the window waits of task setup (``open_file``):
             their timeouts assume a native desktop, and TCG runs apps ~10x slower.
+        guest_api: ``hybrid``: this project's guest server (bearer token, raw frames, XTest
+            input, settle and session reset). ``osworld``: OSWorld's guest API only, as an
+            official OSWorld image serves it (port 5000, no token; GUI input as pyautogui
+            code through ``/execute``; see ``backends/osworld_guest_client.py``). This
+            project's image boots in either mode.
+        disk_image: A bootable qcow2 with its own boot loader used instead of ``image_dir``:
+            OSWorld's ``Ubuntu.qcow2`` (needs ``guest_api="osworld"``).
         enable_mcp: Asked for MCP tools; the VM does not serve them yet (warned once,
             and tool calls are then refused as unknown tools).
     """
@@ -97,6 +116,17 @@ class LibvirtDesktopConfig:
     warm_commands: tuple[tuple[str, ...], ...] = (("soffice", "--calc", "--terminate_after_init"),)
     window_timeout_scale: float = 4.0
     enable_mcp: bool = False
+    guest_api: str = "hybrid"
+    disk_image: Path | None = None
+
+    def __post_init__(self) -> None:
+        if self.guest_api not in GUEST_APIS:
+            raise ValueError(f"guest_api must be one of {GUEST_APIS}, not {self.guest_api!r}.")
+        if self.disk_image is not None and self.guest_api != "osworld":
+            raise ValueError(
+                "disk_image boots an image that serves OSWorld's guest API (such as OSWorld's "
+                "Ubuntu.qcow2): set guest_api='osworld' with it."
+            )
 
 
 @dataclass
@@ -161,13 +191,24 @@ class LibvirtDesktop(GuestBackedDesktop):
                 "The libvirt backend needs libvirt-python: pip install 'osworld-mcp-env[libvirt]'."
             ) from exc
         self._libvirt = libvirt
-        image = self.config.image_dir or (Path(os.environ[IMAGE_ENV]) if os.environ.get(IMAGE_ENV) else None)
-        if image is None or not (image / "base.qcow2").is_file():
-            raise DesktopStartError(
-                f"No VM image at {image}: build one with tools/build-image and pass its directory as "
-                f"image_dir (or set {IMAGE_ENV})."
-            )
-        self.image_dir = image.resolve()
+        self.image_dir: Path | None = None  # this project's image: booted by its kernel
+        if self.config.disk_image is not None:
+            if not self.config.disk_image.is_file():
+                raise DesktopStartError(
+                    f"No disk image at {self.config.disk_image}: see docs/libvirt.md for "
+                    "OSWorld's Ubuntu.qcow2."
+                )
+            self.base_disk = self.config.disk_image.resolve()
+        else:
+            from_env = Path(os.environ[IMAGE_ENV]) if os.environ.get(IMAGE_ENV) else None
+            image = self.config.image_dir or from_env
+            if image is None or not (image / "base.qcow2").is_file():
+                raise DesktopStartError(
+                    f"No VM image at {image}: build one with tools/build-image and pass its directory as "
+                    f"image_dir (or set {IMAGE_ENV})."
+                )
+            self.image_dir = image.resolve()
+            self.base_disk = self.image_dir / "base.qcow2"
         try:
             self._conn = libvirt.open(self.config.uri)
         except libvirt.libvirtError as exc:
@@ -177,6 +218,7 @@ class LibvirtDesktop(GuestBackedDesktop):
             ) from exc
         if self.config.enable_mcp:
             warn_once("mcp", "The libvirt backend serves no MCP tools yet: only GUI actions reach the VM.")
+        self.forwarded_ports: dict[str, int] = {}  # OSWorld's Chrome and VLC ports, on the host's loopback
         self.accel = choose_accel(
             self.config.accel, local=not urllib.parse.urlsplit(self.config.uri).hostname
         )
@@ -191,9 +233,7 @@ class LibvirtDesktop(GuestBackedDesktop):
         self.boots = 0  # full boots; a reset by snapshot revert does not count
         self.boot_s = 0.0
         self.host_port = 0
-        self.client = GuestClient(
-            host="127.0.0.1", port=0, token=self._token, timeout=self.config.request_timeout_s
-        )
+        self.client = self._new_client(0)
         self._finalizer = weakref.finalize(
             self, _teardown, _Domain(self.config.uri, self.name, self.instance_dir, os.getpid())
         )
@@ -213,14 +253,22 @@ class LibvirtDesktop(GuestBackedDesktop):
         with os.fdopen(fd, "w") as f:
             f.write(
                 f"token={self._token}\nscreen={self.config.screen_width}x{self.config.screen_height}x24\n"
+                f"api={self.config.guest_api}\n"
             )
+
+    def _new_client(self, port: int) -> GuestClient:
+        """The client of the configured guest API on a forwarded loopback port."""
+        timeout = self.config.request_timeout_s
+        if self.config.guest_api == "osworld":
+            return OSWorldGuestClient(host="127.0.0.1", port=port, timeout=timeout)
+        return GuestClient(host="127.0.0.1", port=port, token=self._token, timeout=timeout)
 
     def start(self) -> None:
         """Boots a VM on a fresh overlay, waits for its guest server, and takes the reset snapshot."""
         libvirt = self._libvirt
         started = time.monotonic()
         self.overlay.unlink(missing_ok=True)
-        base = self.image_dir / "base.qcow2"
+        base = self.base_disk
         command = [
             "qemu-img",
             "create",
@@ -237,21 +285,22 @@ class LibvirtDesktop(GuestBackedDesktop):
         self.console_log.unlink(missing_ok=True)
         self.host_port = free_loopback_port()
         self.client.close()
-        self.client = GuestClient(
-            host="127.0.0.1", port=self.host_port, token=self._token, timeout=self.config.request_timeout_s
-        )
+        self.client = self._new_client(self.host_port)
+        osworld = self.config.guest_api == "osworld"
+        self.forwarded_ports = {name: free_loopback_port() for name in OSWORLD_FORWARDS} if osworld else {}
         spec = DomainSpec(
             name=self.name,
             accel=self.accel,
             memory_mb=self.config.memory_mb,
             vcpus=self.config.vcpus,
-            kernel=self.image_dir / "vmlinuz",
-            initrd=self.image_dir / "initrd.img",
+            kernel=self.image_dir / "vmlinuz" if self.image_dir else None,
+            initrd=self.image_dir / "initrd.img" if self.image_dir else None,
             disk=self.overlay,
             console_log=self.console_log,
             host_port=self.host_port,
-            guest_port=self.config.guest_port,
+            guest_port=OSWORLD_GUEST_PORT if osworld else self.config.guest_port,
             fw_cfg_file=self.instance_dir / "fw_cfg",
+            forwards=tuple((port, OSWORLD_FORWARDS[name]) for name, port in self.forwarded_ports.items()),
         )
         try:
             self._launch(spec)
