@@ -14,6 +14,9 @@ keys and shapes are :class:`~osworld_mcp_env.info.StepInfo`.
 
 from __future__ import annotations
 
+import contextlib
+import itertools
+import logging
 import shutil
 import tempfile
 import time
@@ -57,6 +60,7 @@ from osworld_mcp_env.info import (
     ToolCallRecord,
     ToolSchema,
 )
+from osworld_mcp_env.prepared_reset import PreparedEpisode, Register, ResetPreparer
 from osworld_mcp_env.spaces import Call, action_space, fit_text_fields, observation_space
 from osworld_mcp_env.tasks.bundled import materialize_bundled_files
 from osworld_mcp_env.tasks.context import TaskContext, TaskRunConfig
@@ -70,6 +74,8 @@ RESET_SETTLE = {"first_change_ms": 300.0, "quiet_ms": 150.0, "max_ms": 8000.0}
 # Of each step's deadline, this much (at most a quarter of it) is kept for the observation
 # after the action: a hung action still returns a frame in time.
 OBSERVE_RESERVE_S = 1.0
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -102,6 +108,11 @@ class EnvConfig:
             off where ``info`` must be deterministic (``check_env``).
         limits: Size bounds of one action; the action space declares the same bounds.
         backend_options: Extra keyword arguments of the backend.
+        prepare_resets: Allow prepared resets (:meth:`OSWorldMCPEnv.prepare_reset`, the
+            ``prepare_next`` reset option): the next episode's desktop is made and set up
+            in the background on a second, fresh sandbox, and a reset to that task swaps
+            to it. Costs a second desktop's memory and CPU while it is prepared; at most
+            one per env. Off: both are ignored.
     """
 
     backend: str = "local"
@@ -120,6 +131,7 @@ class EnvConfig:
     record_timings: bool = True
     limits: ActionLimits = field(default_factory=ActionLimits)
     backend_options: dict[str, Any] = field(default_factory=dict)
+    prepare_resets: bool = False
 
     def __post_init__(self) -> None:
         if self.max_steps < 1:
@@ -167,6 +179,9 @@ class OSWorldMCPEnv(gym.Env[dict[str, Any], Call]):
         self._frame_id = 0
         self._tools: ToolCatalog | None = None
         self._shown_tools: frozenset[str] = frozenset()
+        self._preparer = ResetPreparer(self._build_prepared) if cfg.prepare_resets else None
+        self._prepared_ids = itertools.count()
+        self._prepare_next: Task | None = None
 
     # --- Gymnasium API --------------------------------------------------------
     def reset(
@@ -180,23 +195,40 @@ class OSWorldMCPEnv(gym.Env[dict[str, Any], Call]):
         replaces the whole desktop and runs the setup once more. Raises only for
         wiring mistakes (no task, an unknown task) or a desktop that cannot start.
 
+        With ``prepare_resets`` on, a desktop prepared for this task
+        (:meth:`prepare_reset`) replaces the used one instead, and the used one is
+        closed in the background; a preparation for another task, or one that failed,
+        is discarded and the reset takes the cold path. The seed does not choose
+        between them: it never reaches the desktop.
+
         Args:
             seed: Seeds ``np_random`` (the desktop itself is deterministic per task).
             options: ``{"task": id | path | OSWorld dict}``; default: the env's ``task``.
+                ``"prepare_next"`` (same forms): with ``prepare_resets`` on, prepare
+                that task as soon as this episode ends.
         """
         super().reset(seed=seed)
         started = time.perf_counter()
-        source = (options or {}).get("task", self.config.task)
+        options = options or {}
+        source = options.get("task", self.config.task)
         if source is None:
             raise TaskError("No task: pass reset(options={'task': ...}) or gym.make(..., task=...).")
         task = load_task(source)
         self._task = None  # a reset that raises leaves no episode to step in
+        next_source = options.get("prepare_next")
+        self._prepare_next = load_task(next_source) if next_source is not None and self._preparer else None
         recovered = ""
-        try:
-            timings = self._start_episode(task, replace_desktop=False)
-        except DesktopError as exc:
-            recovered = f"{type(exc).__name__}: {exc}"
-            timings = self._start_episode(task, replace_desktop=True)
+        prepared, why_not = self._preparer.take(task) if self._preparer else (None, "")
+        if prepared is not None:
+            timings = self._swap_in(prepared)
+        else:
+            if why_not:
+                logger.info("reset to %s takes the cold path: %s", task.id, why_not)
+            try:
+                timings = self._start_episode(task, replace_desktop=False)
+            except DesktopError as exc:
+                recovered = f"{type(exc).__name__}: {exc}"
+                timings = self._start_episode(task, replace_desktop=True)
         self._task = task
         self._steps, self._done = 0, False
         self._frame_layouts.clear()
@@ -254,6 +286,9 @@ class OSWorldMCPEnv(gym.Env[dict[str, Any], Call]):
         if terminated or truncated:
             self._done = True
             reward = self._score(parsed, info)
+            if self._prepare_next is not None:
+                self._prepare(self._prepare_next)
+                self._prepare_next = None
         obs, obs_info = self._observe(tool_result=tool_result)
         action_timings = info.pop("timings", {})
         info.update(obs_info)
@@ -275,12 +310,43 @@ class OSWorldMCPEnv(gym.Env[dict[str, Any], Call]):
             raise ValueError(f"max_steps must be >= 1, got {max_steps}.")
         self.config = replace(self.config, max_steps=min(self.config.max_steps, max_steps))
 
+    def prepare_reset(self, task: Any) -> bool:
+        """Starts preparing the next episode of ``task`` in the background (``prepare_resets`` on).
+
+        A fresh desktop, which no agent has touched, is made beside the running one and
+        the task's setup runs on it; the next ``reset`` to ``task`` swaps to it (~the
+        time of one observation) instead of restarting and setting up the used one.
+        One preparation per env: preparing another task discards the last. For a
+        runner or vector env that knows its schedule; ``docs/security.md`` says why
+        the running episode's agent cannot reach the prepared desktop.
+
+        Args:
+            task: Id, path or OSWorld dict, as ``reset``'s ``"task"`` option.
+
+        Returns:
+            False (and nothing starts) when ``prepare_resets`` is off.
+
+        Raises:
+            TaskError: An unknown or malformed task (a wiring mistake, at once).
+        """
+        if self._preparer is None:
+            return False
+        self._prepare(load_task(task))
+        return True
+
+    def _prepare(self, task: Task) -> None:
+        assert self._preparer is not None
+        self._cache_roots()  # made here, on this thread, not by the build on its worker
+        self._preparer.prepare(task)
+
     def render(self) -> np.ndarray | None:
         """The last screenshot (``rgb_array``)."""
         return None if self._last_pixels is None else self._last_pixels.copy()
 
     def close(self) -> None:
-        """Stops the desktop; no process or temporary directory remains."""
+        """Stops the desktop (and a prepared one); no process or temporary directory remains."""
+        if self._preparer is not None:
+            self._preparer.close()
         self._close_tools()
         if self._desktop is not None:
             self._desktop.close()
@@ -297,6 +363,11 @@ class OSWorldMCPEnv(gym.Env[dict[str, Any], Call]):
     def _latency(self, milliseconds: float) -> float | None:
         """A call's wall-clock time for its record, None when timings are off."""
         return milliseconds if self.config.record_timings else None
+
+    @property
+    def preparer(self) -> ResetPreparer | None:
+        """The background preparer of the next episode; None with ``prepare_resets`` off."""
+        return self._preparer
 
     @property
     def desktop(self) -> Desktop:
@@ -317,20 +388,56 @@ class OSWorldMCPEnv(gym.Env[dict[str, Any], Call]):
         started = time.perf_counter()
         self._start_or_restart_desktop(replace=replace_desktop)
         desktop_ms = (time.perf_counter() - started) * 1000
-        self._context = TaskContext(
+        self._context = self._new_context(task, Path(self._work_dir.name))
+        self._set_up(task, self.desktop, self._context)
+        setup_ms = (time.perf_counter() - started) * 1000 - desktop_ms
+        return {"desktop_ms": desktop_ms, "setup_ms": setup_ms}
+
+    def _new_context(self, task: Task, root: Path) -> TaskContext:
+        return TaskContext(
             task_id=task.id,
-            work_dir=Path(self._work_dir.name) / task.id,
+            work_dir=root / task.id,
             config=TaskRunConfig(cache_roots=self._cache_roots(), max_sleep_s=self.config.max_sleep_s),
             task_dir=task.origin.parent if task.origin else None,
         )
+
+    @staticmethod
+    def _set_up(task: Task, desktop: Desktop, context: TaskContext) -> None:
         # Files the last episode of this task copied out (its result) must not reach this one's evaluation.
-        shutil.rmtree(self._context.work_dir, ignore_errors=True)
-        self._context.work_dir.mkdir(parents=True)
-        run_steps(task.config, self.desktop, self._context, phase="setup")
+        shutil.rmtree(context.work_dir, ignore_errors=True)
+        context.work_dir.mkdir(parents=True)
+        run_steps(task.config, desktop, context, phase="setup")
         # A window is mapped before its document is drawn: the first frame must show the task.
-        self.desktop.settle(**RESET_SETTLE)
-        setup_ms = (time.perf_counter() - started) * 1000 - desktop_ms
-        return {"desktop_ms": desktop_ms, "setup_ms": setup_ms}
+        desktop.settle(**RESET_SETTLE)
+
+    def _build_prepared(self, task: Task, register: Register) -> PreparedEpisode:
+        """The cold start's steps on a new desktop of its own (on the preparer's thread)."""
+        desktop = self._make_desktop()
+        register(desktop)
+        context = self._new_context(task, Path(self._work_dir.name) / f"prepared-{next(self._prepared_ids)}")
+        self._set_up(task, desktop, context)
+        socket = desktop.tool_socket() if self.config.enable_mcp else None
+        tools = None
+        if socket is not None:
+            tools = ToolCatalog(socket, desktop)
+            register(tools)
+            # The first observation lists the focused app's tools: list them now. A host
+            # that does not answer yet shows as the observation's tools_error, as cold.
+            with contextlib.suppress(DesktopError):
+                active = desktop.active_window()
+                tools.for_app(app_from_wm_class(active.wm_class) if active else "")
+        return PreparedEpisode(task, desktop, context, tools)
+
+    def _swap_in(self, prepared: PreparedEpisode) -> dict[str, float]:
+        """Makes the prepared desktop the episode's; the used one is closed in the background, not reused."""
+        assert self._preparer is not None
+        started = time.perf_counter()
+        used_desktop, used_tools, used_context = self._desktop, self._tools, self._context
+        self._desktop, self._tools, self._context = prepared.desktop, prepared.tools, prepared.context
+        self._preparer.recycle(used_tools, used_desktop)
+        if used_context is not None:
+            shutil.rmtree(used_context.work_dir, ignore_errors=True)
+        return {"prepared_ms": (time.perf_counter() - started) * 1000}
 
     def _start_or_restart_desktop(self, *, replace: bool) -> None:
         """Starts the desktop, restarts it, or (``replace``) swaps it for a new one."""
@@ -339,13 +446,7 @@ class OSWorldMCPEnv(gym.Env[dict[str, Any], Call]):
             self._desktop.close()
             self._desktop = None
         if self._desktop is None:
-            self._desktop = make_desktop(
-                self.config.backend,
-                screen_width=self.config.screen_width,
-                screen_height=self.config.screen_height,
-                enable_mcp=self.config.enable_mcp,
-                **self.config.backend_options,
-            )
+            self._desktop = self._make_desktop()
         else:
             self._desktop.restart()
         socket = self._desktop.tool_socket() if self.config.enable_mcp else None
@@ -355,6 +456,15 @@ class OSWorldMCPEnv(gym.Env[dict[str, Any], Call]):
             self._close_tools()
         if socket is not None and self._tools is None:
             self._tools = ToolCatalog(socket, self._desktop)
+
+    def _make_desktop(self) -> Desktop:
+        return make_desktop(
+            self.config.backend,
+            screen_width=self.config.screen_width,
+            screen_height=self.config.screen_height,
+            enable_mcp=self.config.enable_mcp,
+            **self.config.backend_options,
+        )
 
     def _close_tools(self) -> None:
         if self._tools is not None:
