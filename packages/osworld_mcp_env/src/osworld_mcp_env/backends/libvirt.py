@@ -55,10 +55,12 @@ from osworld_mcp_env.backends.vm_domain import (
     free_loopback_port,
     warn_once,
 )
-from osworld_mcp_env.errors import DesktopError, DesktopStartError
+from osworld_mcp_env.errors import DesktopError, DesktopStartError, GuestRequestError
+from osworld_mcp_env.guest.token_relay import HostRelay
 
 SNAPSHOT_NAME = "ready"
 GUEST_APIS = ("hybrid", "osworld")
+RESET_MODES = ("snapshot", "overlay")
 IMAGE_ENV = "OSWORLD_VM_IMAGE"
 START_LIBVIRTD = "tools/image/start-libvirtd"
 
@@ -97,8 +99,14 @@ class LibvirtDesktopConfig:
             project's image boots in either mode.
         disk_image: A bootable qcow2 with its own boot loader used instead of ``image_dir``:
             OSWorld's ``Ubuntu.qcow2`` (needs ``guest_api="osworld"``).
-        enable_mcp: Asked for MCP tools; the VM does not serve them yet (warned once,
-            and tool calls are then refused as unknown tools).
+        enable_mcp: Start the MCP tool host in the VM (as in the local backend's sandbox);
+            the host reaches it through :class:`~osworld_mcp_env.guest.token_relay.HostRelay`
+            with the guest server's token. OSWorld's guest API serves no tools (warned once).
+        tool_port: The guest's token-checking relay to the MCP tool host (the image's: 81).
+        reset_mode: ``snapshot``: a reset reverts the VM to the snapshot taken once it was
+            ready (seconds). ``overlay``: every reset boots a new VM on a new overlay of the
+            base image (a full boot; no snapshot is taken and ``warm_commands`` are skipped,
+            as the page cache they fill would not survive the next reset).
     """
 
     screen_width: int = 1920
@@ -118,10 +126,14 @@ class LibvirtDesktopConfig:
     enable_mcp: bool = False
     guest_api: str = "hybrid"
     disk_image: Path | None = None
+    tool_port: int = 81
+    reset_mode: str = "snapshot"
 
     def __post_init__(self) -> None:
         if self.guest_api not in GUEST_APIS:
             raise ValueError(f"guest_api must be one of {GUEST_APIS}, not {self.guest_api!r}.")
+        if self.reset_mode not in RESET_MODES:
+            raise ValueError(f"reset_mode must be one of {RESET_MODES}, not {self.reset_mode!r}.")
         if self.disk_image is not None and self.guest_api != "osworld":
             raise ValueError(
                 "disk_image boots an image that serves OSWorld's guest API (such as OSWorld's "
@@ -137,6 +149,7 @@ class _Domain:
     name: str
     instance_dir: Path
     owner_pid: int
+    tools: HostRelay | None
 
 
 _LIVE: weakref.WeakSet[LibvirtDesktop] = weakref.WeakSet()
@@ -154,6 +167,8 @@ def _teardown(domain: _Domain) -> None:
         return  # a forked child inherited this handle; the VM belongs to its parent
     import libvirt
 
+    if domain.tools is not None:
+        domain.tools.close()
     with contextlib.suppress(libvirt.libvirtError):
         conn = libvirt.open(domain.uri)
         try:
@@ -216,8 +231,8 @@ class LibvirtDesktop(GuestBackedDesktop):
                 f"Cannot connect to libvirt at {self.config.uri}: {exc}. Where no service manager "
                 f"runs, start the daemons with {START_LIBVIRTD} (as root)."
             ) from exc
-        if self.config.enable_mcp:
-            warn_once("mcp", "The libvirt backend serves no MCP tools yet: only GUI actions reach the VM.")
+        if self.config.enable_mcp and self.config.guest_api == "osworld":
+            warn_once("mcp", "OSWorld's guest API serves no MCP tools: only GUI actions reach the VM.")
         self.forwarded_ports: dict[str, int] = {}  # OSWorld's Chrome and VLC ports, on the host's loopback
         self.accel = choose_accel(
             self.config.accel, local=not urllib.parse.urlsplit(self.config.uri).hostname
@@ -234,8 +249,10 @@ class LibvirtDesktop(GuestBackedDesktop):
         self.boot_s = 0.0
         self.host_port = 0
         self.client = self._new_client(0)
+        # The host end of the tool route; the VM's port is set at every boot.
+        self._tools = HostRelay(self.instance_dir / "mcp.sock", self._token) if self._tools_wanted else None
         self._finalizer = weakref.finalize(
-            self, _teardown, _Domain(self.config.uri, self.name, self.instance_dir, os.getpid())
+            self, _teardown, _Domain(self.config.uri, self.name, self.instance_dir, os.getpid(), self._tools)
         )
         _LIVE.add(self)
         try:
@@ -253,8 +270,12 @@ class LibvirtDesktop(GuestBackedDesktop):
         with os.fdopen(fd, "w") as f:
             f.write(
                 f"token={self._token}\nscreen={self.config.screen_width}x{self.config.screen_height}x24\n"
-                f"api={self.config.guest_api}\n"
+                f"api={self.config.guest_api}\nmcp={int(self._tools_wanted)}\n"
             )
+
+    @property
+    def _tools_wanted(self) -> bool:
+        return self.config.enable_mcp and self.config.guest_api == "hybrid"
 
     def _new_client(self, port: int) -> GuestClient:
         """The client of the configured guest API on a forwarded loopback port."""
@@ -288,6 +309,8 @@ class LibvirtDesktop(GuestBackedDesktop):
         self.client = self._new_client(self.host_port)
         osworld = self.config.guest_api == "osworld"
         self.forwarded_ports = {name: free_loopback_port() for name in OSWORLD_FORWARDS} if osworld else {}
+        if self._tools is not None:
+            self._tools.target = ("127.0.0.1", free_loopback_port())
         spec = DomainSpec(
             name=self.name,
             accel=self.accel,
@@ -300,7 +323,7 @@ class LibvirtDesktop(GuestBackedDesktop):
             host_port=self.host_port,
             guest_port=OSWORLD_GUEST_PORT if osworld else self.config.guest_port,
             fw_cfg_file=self.instance_dir / "fw_cfg",
-            forwards=tuple((port, OSWORLD_FORWARDS[name]) for name, port in self.forwarded_ports.items()),
+            forwards=self._forwards(),
         )
         try:
             self._launch(spec)
@@ -316,7 +339,10 @@ class LibvirtDesktop(GuestBackedDesktop):
         self.generation += 1
         self.boots += 1
         self._wait_ready(started, self.config.boot_timeout_s)
+        self._wait_tools(started, self.config.boot_timeout_s)
         self.boot_s = time.monotonic() - started
+        if self.config.reset_mode == "overlay":
+            return
         for warm in self.config.warm_commands:
             self.client.execute(list(warm), timeout=self.config.boot_timeout_s)
         if self.config.warm_commands:
@@ -325,6 +351,13 @@ class LibvirtDesktop(GuestBackedDesktop):
             self._dom.snapshotCreateXML(f"<domainsnapshot><name>{SNAPSHOT_NAME}</name></domainsnapshot>", 0)
         except libvirt.libvirtError as exc:
             raise DesktopStartError(f"libvirt could not snapshot the ready VM: {exc}") from exc
+
+    def _forwards(self) -> tuple[tuple[int, int], ...]:
+        """(loopback port, guest port) pairs besides the guest server's: OSWorld's apps, the tool relay."""
+        pairs = [(port, OSWORLD_FORWARDS[name]) for name, port in self.forwarded_ports.items()]
+        if self._tools is not None:
+            pairs.append((self._tools.target[1], self.config.tool_port))
+        return tuple(pairs)
 
     def _launch(self, spec: DomainSpec) -> None:
         """Defines and starts the domain; a failed start leaves no definition behind."""
@@ -348,16 +381,44 @@ class LibvirtDesktop(GuestBackedDesktop):
                 )
             time.sleep(0.2)
 
-    def restart(self, *, full: bool = False) -> None:
-        """Returns to the episode-start state by reverting the VM to its ready snapshot.
+    def _wait_tools(self, started: float, timeout: float) -> None:
+        """Waits until the MCP tool host answers through both relays.
 
-        A VM that is not running, or whose revert or guest fails, is replaced by a new VM on
-        a new overlay (a full boot).
+        Before the snapshot is taken: every revert then comes back with the host listening.
+        """
+        if self._tools is None:
+            return
+        probe = GuestClient(unix_socket=str(self._tools.path), timeout=2.0)
+        try:
+            while True:
+                with contextlib.suppress(GuestRequestError):
+                    if probe.request("GET", "/health", timeout=2.0)[0] == 200:
+                        return
+                if not self.running:
+                    raise DesktopStartError(
+                        f"The VM stopped before its MCP tool host answered: {self._diagnostics()}"
+                    )
+                if time.monotonic() - started > timeout:
+                    raise DesktopStartError(
+                        f"The VM's MCP tool host did not answer within {timeout:g} s: {self._diagnostics()}"
+                    )
+                time.sleep(0.2)
+        finally:
+            probe.close()
+
+    def restart(self, *, full: bool = False) -> None:
+        """Returns to the episode-start state: a snapshot revert, or a new VM on a new overlay.
+
+        Under ``reset_mode="snapshot"`` the VM reverts to its ready snapshot; a VM that is not
+        running, or whose revert or guest fails, is replaced by a new VM on a new overlay (a
+        full boot), which ``reset_mode="overlay"`` does at every reset.
 
         Args:
             full: Always replace the VM.
         """
-        if not full and self.running:
+        if self._tools is not None:
+            self._tools.drop_connections()  # their sessions die with the guest's state
+        if not full and self.running and self.config.reset_mode == "snapshot":
             started = time.monotonic()
             try:
                 snapshot = self._dom.snapshotLookupByName(SNAPSHOT_NAME)
@@ -403,5 +464,5 @@ class LibvirtDesktop(GuestBackedDesktop):
         self.client.open_file(path, timeout=timeout * self.config.window_timeout_scale)
 
     def tool_socket(self) -> str | None:
-        """None: the MCP tool host does not run in the VM yet."""
-        return None
+        """The host end of the relay to the VM's MCP tool host (None when tools are off)."""
+        return str(self._tools.path) if self._tools is not None else None
