@@ -20,6 +20,15 @@ from one taken 0.3 s later. The peer runs in its own venv and Xvfb
 (``tools/bench_peer_cua.py``); its processes are killed at exit, Ctrl-C or error.
 
     uv run python tools/bench_env.py --peer cua [--iterations 100] [--runs 3]
+
+With ``--prepared-reset`` it prints instead ``reset`` of the calc task cold against
+prepared (``OSWorldMCPEnv.prepare_reset`` at the episode's start, ``--steps`` no-op
+steps, then ``reset``), in turns in one run, with the no-op step's latency while a
+preparation runs beside the episode (its CPU cost) and a reset right after
+``prepare_reset`` (the env discards a preparation that would finish later than a
+cold reset, and goes cold).
+
+    uv run python tools/bench_env.py --prepared-reset [--resets 5] [--steps 30]
 """
 
 from __future__ import annotations
@@ -354,6 +363,68 @@ def bench_peer(peer_name: str, iterations: int, runs: int) -> list[tuple[str, st
     ]
 
 
+def bench_prepared_reset(resets: int, steps: int) -> list[tuple[str, str, str, str]]:
+    """Cold and prepared resets of the calc task in turns; rows of (measure, cold, prepared, ratio)."""
+    env = gym.make(ENV_ID, task="calc-sum-column", prepare_resets=True, max_steps=1_000_000)
+    unwrapped = cast(OSWorldMCPEnv, env.unwrapped)
+    preparer = unwrapped.preparer
+    assert preparer is not None
+
+    def reset(expected: str | None) -> tuple[float, str]:
+        start = time.perf_counter()
+        _obs, info = env.reset()
+        seconds = time.perf_counter() - start
+        path = "prepared" if "prepared_ms" in info["timings"] else "cold"
+        if expected not in (None, path):
+            raise RuntimeError(f"The reset did not take the {expected} path: {info['timings']}")
+        return seconds, path
+
+    try:
+        env.reset()  # first start builds the LibreOffice profile template once per host
+        cold, prepared, late, quiet_steps, busy_steps, prepare_s = [], [], [], [], [], []
+        late_paths: list[str] = []
+        for _ in range(resets):
+            cold.append(reset("cold")[0])
+            quiet_steps += [timed_step(env, NOOP)[0] for _ in range(steps)]
+            started = time.perf_counter()
+            unwrapped.prepare_reset("calc-sum-column")
+            busy_steps += [timed_step(env, NOOP)[0] for _ in range(steps)]
+            if preparer.ready(timeout_s=300) is None:
+                raise RuntimeError("The preparation failed; run the env tests.")
+            prepare_s.append(time.perf_counter() - started)
+            prepared.append(reset("prepared")[0])
+            unwrapped.prepare_reset("calc-sum-column")
+            seconds, path = reset(None)
+            late.append(seconds)
+            late_paths.append(path)
+    finally:
+        env.close()
+    ratio = statistics.median(cold) / statistics.median(prepared)
+    return [
+        (
+            "reset to first obs, calc task (median)",
+            f"{median_ms(cold):.0f} ms",
+            f"{median_ms(prepared):.0f} ms",
+            f"{ratio:.1f}x",
+        ),
+        ("reset, p95", f"{p95_ms(cold):.0f} ms", f"{p95_ms(prepared):.0f} ms", ""),
+        (
+            "reset right after prepare_reset",
+            "",
+            f"{median_ms(late):.0f} ms",
+            f"{statistics.median(cold) / statistics.median(late):.2f}x; "
+            f"{late_paths.count('cold')} of {len(late_paths)} went cold",
+        ),
+        ("preparation, start to ready, beside the episode", "", f"{median_ms(prepare_s):.0f} ms", ""),
+        (
+            "no-op step median (p95), episode alone / beside a preparation",
+            f"{median_ms(quiet_steps):.1f} ({p95_ms(quiet_steps):.1f}) ms",
+            f"{median_ms(busy_steps):.1f} ({p95_ms(busy_steps):.1f}) ms",
+            "",
+        ),
+    ]
+
+
 def _exit_on_signal(signum: int, _frame: object) -> None:
     """SIGTERM and SIGHUP end the run like Ctrl-C does: through every ``finally``, peer included."""
     raise SystemExit(128 + signum)
@@ -373,8 +444,19 @@ def main() -> int:
     parser.add_argument("--peer", choices=["cua"], help="print ours against this peer instead (issue #12)")
     parser.add_argument("--iterations", type=int, default=100, help="per operation and run, with --peer")
     parser.add_argument("--runs", type=int, default=3, help="runs with --peer; the table shows their median")
+    parser.add_argument("--prepared-reset", action="store_true", help="print cold against prepared resets")
     args = parser.parse_args()
     wall = time.perf_counter()
+    if args.prepared_reset:
+        print(f"# bench_env --prepared-reset: load average at the start {_load()}", flush=True)
+        prepared_rows = bench_prepared_reset(args.resets, args.steps)
+        print(f"# {os.cpu_count()} CPUs, {args.resets} resets of each kind in turns, {args.steps} steps each")
+        print("| measure | cold | prepared | cold / prepared |")
+        print("|---|---:|---:|---:|")
+        for prepared_row in prepared_rows:
+            print("| " + " | ".join(prepared_row) + " |")
+        print(f"wall {time.perf_counter() - wall:.0f} s, load average at the end {_load()}")
+        return 0
     if args.peer:
         for signum in (signal.SIGTERM, signal.SIGHUP):
             signal.signal(signum, _exit_on_signal)

@@ -19,9 +19,10 @@ import pytest
 from osworld_mcp_env.backends import local
 from osworld_mcp_env.env import OSWorldMCPEnv
 from osworld_mcp_env.errors import DesktopStartError
-from osworld_mcp_env.prepared_reset import ResetPreparer
+from osworld_mcp_env.prepared_reset import PreparedEpisode, ResetPreparer
 from osworld_mcp_env.tasks import load_task
 from osworld_mcp_env.tasks.bundled import bundled_solution
+from osworld_mcp_env.tasks.context import TaskContext
 from polling import wait_until
 
 TASK = "calc-sum-column"
@@ -114,12 +115,13 @@ def test_prepared_reset_after_a_hostile_episode_equals_a_cold_reset(make_env):
     assert obs["active_app"] == "libreoffice_calc" and info["task_id"] == TASK
     wait_until(lambda: gone(used), 60, "the used desktop to be closed in the background")
 
-    # A no-op episode scores 0; its end starts the next preparation (``prepare_next``).
+    # The reset started the next preparation (``prepare_next``); a no-op episode scores 0.
+    assert env.unwrapped.preparer.task == load_task(TASK)
     _obs, reward, terminated, _truncated, info = env.step(
         {"name": "computer_use", "arguments": {"action": "terminate", "status": "success"}}
     )
     assert terminated and reward == 0.0 and info["evaluation"]["score"] == 0.0
-    assert env.unwrapped.preparer.task == load_task(TASK)
+    assert env.unwrapped.preparer.ready(READY_S) is not None
 
     obs, info = env.reset()
     assert "prepared_ms" in info["timings"]
@@ -219,3 +221,32 @@ def test_discarding_a_preparation_under_way_closes_its_desktop_at_once():
     release.set()
     preparer.close()
     assert late.closed.is_set() and preparer.task is None
+
+
+class AnsweringDesktop(Resource):
+    """The one desktop call the preparer makes (a liveness check), answered."""
+
+    def windows(self) -> list:
+        return []
+
+
+def test_a_reset_does_not_wait_for_a_preparation_slower_than_a_cold_reset():
+    task, release = load_task(TASK), threading.Event()
+    first_build_s = 2.0
+
+    def build(task, register):
+        desktop = AnsweringDesktop()
+        register(desktop)
+        release.wait(first_build_s)  # the first build lasts 2 s; the second until released
+        return PreparedEpisode(task, desktop, TaskContext(task.id, Path("/nonexistent")), None)
+
+    preparer = ResetPreparer(build)
+    preparer.prepare(task)
+    first, why_not = preparer.take(task, cold_s=0.5)  # no duration known yet: it waits
+    assert first is not None and why_not == ""
+    first_build_s = 60.0
+    preparer.prepare(task)
+    second, why_not = preparer.take(task, cold_s=0.5)  # ~2 s left by the last build > 0.5 s
+    assert second is None and "cold reset" in why_not
+    release.set()
+    preparer.close()

@@ -181,7 +181,7 @@ class OSWorldMCPEnv(gym.Env[dict[str, Any], Call]):
         self._shown_tools: frozenset[str] = frozenset()
         self._preparer = ResetPreparer(self._build_prepared) if cfg.prepare_resets else None
         self._prepared_ids = itertools.count()
-        self._prepare_next: Task | None = None
+        self._cold_reset_s: float | None = None  # the last cold start's, for the preparer's choice
 
     # --- Gymnasium API --------------------------------------------------------
     def reset(
@@ -204,8 +204,10 @@ class OSWorldMCPEnv(gym.Env[dict[str, Any], Call]):
         Args:
             seed: Seeds ``np_random`` (the desktop itself is deterministic per task).
             options: ``{"task": id | path | OSWorld dict}``; default: the env's ``task``.
-                ``"prepare_next"`` (same forms): with ``prepare_resets`` on, prepare
-                that task as soon as this episode ends.
+                ``"prepare_next"`` (same forms): with ``prepare_resets`` on, start
+                preparing that task now, beside this episode, so that the reset after
+                it finds it ready (a vector env's members end at different steps, and
+                the group's next reset waits for the last of them).
         """
         super().reset(seed=seed)
         started = time.perf_counter()
@@ -216,9 +218,11 @@ class OSWorldMCPEnv(gym.Env[dict[str, Any], Call]):
         task = load_task(source)
         self._task = None  # a reset that raises leaves no episode to step in
         next_source = options.get("prepare_next")
-        self._prepare_next = load_task(next_source) if next_source is not None and self._preparer else None
+        prepare_next = load_task(next_source) if next_source is not None and self._preparer else None
         recovered = ""
-        prepared, why_not = self._preparer.take(task) if self._preparer else (None, "")
+        prepared, why_not = (
+            self._preparer.take(task, cold_s=self._cold_reset_s) if self._preparer else (None, "")
+        )
         if prepared is not None:
             timings = self._swap_in(prepared)
         else:
@@ -235,6 +239,8 @@ class OSWorldMCPEnv(gym.Env[dict[str, Any], Call]):
         self._frame_id = 0
         obs, info = self._observe(tool_result="")
         timings["reset_ms"] = (time.perf_counter() - started) * 1000
+        if prepare_next is not None:
+            self._prepare(prepare_next)
         info["task_id"] = task.id
         if recovered:
             info["desktop_replaced"] = recovered
@@ -286,9 +292,6 @@ class OSWorldMCPEnv(gym.Env[dict[str, Any], Call]):
         if terminated or truncated:
             self._done = True
             reward = self._score(parsed, info)
-            if self._prepare_next is not None:
-                self._prepare(self._prepare_next)
-                self._prepare_next = None
         obs, obs_info = self._observe(tool_result=tool_result)
         action_timings = info.pop("timings", {})
         info.update(obs_info)
@@ -391,6 +394,7 @@ class OSWorldMCPEnv(gym.Env[dict[str, Any], Call]):
         self._context = self._new_context(task, Path(self._work_dir.name))
         self._set_up(task, self.desktop, self._context)
         setup_ms = (time.perf_counter() - started) * 1000 - desktop_ms
+        self._cold_reset_s = (desktop_ms + setup_ms) / 1000
         return {"desktop_ms": desktop_ms, "setup_ms": setup_ms}
 
     def _new_context(self, task: Task, root: Path) -> TaskContext:

@@ -12,6 +12,9 @@ resets".
 The preparer holds at most one preparation. A reset to another task, a preparation
 that failed or did not finish in time, and a prepared desktop that no longer answers
 are discarded, and the env takes its cold path; nothing here raises out of ``reset``.
+A fresh desktop costs about twice a cold reset (a new sandbox, then the same setup),
+so a reset waits for a preparation under way only while it should finish sooner
+than a cold reset would.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import concurrent.futures
 import contextlib
 import logging
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -32,9 +36,8 @@ from osworld_mcp_env.tasks.model import Task
 
 logger = logging.getLogger(__name__)
 
-# A reset waits this long for a preparation still under way: it already runs the work a
-# cold start would do (and competes with it for the CPU), so waiting is the faster path.
-# Setup steps carry their own timeouts (an ``open`` waits 30 s for its window).
+# The longest a reset waits for a preparation under way (setup steps carry their own
+# timeouts: an ``open`` waits 30 s for its window).
 PREPARED_WAIT_S = 120.0
 
 
@@ -82,6 +85,7 @@ class PreparationCancelled(Exception):
 @dataclass
 class _Job:
     task: Task
+    started: float = field(default_factory=time.monotonic)
     future: concurrent.futures.Future[PreparedEpisode] | None = None
     made: list[Closeable] = field(default_factory=list)
     cancelled: bool = False
@@ -100,6 +104,7 @@ class ResetPreparer:
         self._wait_s = wait_s
         self._lock = threading.Lock()
         self._job: _Job | None = None
+        self._last_build_s: float | None = None  # the last successful preparation's duration
         # One preparation at a time; closing runs apart so that it never delays one.
         self._worker = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="prepare-reset")
         self._closer = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="recycle-desktop")
@@ -118,11 +123,17 @@ class ResetPreparer:
         job.future = self._worker.submit(self._run, job)
         self._job = job
 
-    def take(self, task: Task) -> tuple[PreparedEpisode | None, str]:
+    def take(self, task: Task, *, cold_s: float | None = None) -> tuple[PreparedEpisode | None, str]:
         """The prepared episode of ``task``, waiting for one under way; else None and why not.
 
         The reason is empty when nothing was prepared. The preparation is handed over
         (or discarded) either way: the next reset needs a new :meth:`prepare`.
+
+        Args:
+            task: The task the reset starts.
+            cold_s: What a cold reset takes here (the env's last one). A preparation
+                under way that, by the last one's duration, needs longer than this is
+                discarded; None: wait for it.
         """
         job, self._job = self._job, None
         if job is None or job.future is None:
@@ -130,6 +141,11 @@ class ResetPreparer:
         if job.task != task:
             self._retire(job)
             return None, f"prepared for task {job.task.id!r}, not {task.id!r}"
+        if not job.future.done() and cold_s is not None and self._last_build_s is not None:
+            left = self._last_build_s - (time.monotonic() - job.started)
+            if left > cold_s:
+                self._retire(job)
+                return None, f"the preparation needs ~{left:.1f} s more, a cold reset ~{cold_s:.1f} s"
         try:
             prepared = job.future.result(timeout=self._wait_s)
         except concurrent.futures.TimeoutError:
@@ -187,7 +203,9 @@ class ResetPreparer:
         if job.cancelled:
             raise PreparationCancelled(f"task {job.task.id!r}")
         try:
-            return self._build(job.task, register)
+            prepared = self._build(job.task, register)
+            self._last_build_s = time.monotonic() - job.started
+            return prepared
         except BaseException:
             with self._lock:
                 made = list(job.made)
