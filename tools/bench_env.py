@@ -29,6 +29,12 @@ preparation runs beside the episode (its CPU cost) and a reset right after
 cold reset, and goes cold).
 
     uv run python tools/bench_env.py --prepared-reset [--resets 5] [--steps 30]
+
+With ``--backend libvirt`` it prints instead the libvirt backend against the local one
+(``tools/bench_libvirt.py``): image build, boot, reset by snapshot and by overlay, step
+latency and host memory per VM.
+
+    uv run python tools/bench_env.py --backend libvirt [--steps 20] [--resets 5] [--cold]
 """
 
 from __future__ import annotations
@@ -445,7 +451,14 @@ def main() -> int:
     parser.add_argument("--iterations", type=int, default=100, help="per operation and run, with --peer")
     parser.add_argument("--runs", type=int, default=3, help="runs with --peer; the table shows their median")
     parser.add_argument("--prepared-reset", action="store_true", help="print cold against prepared resets")
+    parser.add_argument("--backend", choices=["local", "libvirt"], default="local")
+    parser.add_argument("--cold", action="store_true", help="with --backend libvirt: build the image anew")
     args = parser.parse_args()
+    if args.backend == "libvirt":
+        from bench_libvirt import run
+
+        run(args.steps, args.resets, overlay_resets=1, cold=args.cold)
+        return 0
     wall = time.perf_counter()
     if args.prepared_reset:
         print(f"# bench_env --prepared-reset: load average at the start {_load()}", flush=True)
