@@ -223,12 +223,21 @@ class Runner:
             if progress is not None:
                 progress.advance(error=end.get("error") is not None)
 
-        while pending or any(slots):
-            free = [i for i, s in enumerate(slots) if s is None][: len(pending)]
-            starts = [(i, *pending.pop(0)) for i in free]
+        # An env with prepared resets on (``env_kwargs={"prepare_resets": True}``) gets its
+        # next episode reserved when it starts one, and prepares it beside the running one.
+        prepares = [getattr(env.unwrapped, "preparer", None) is not None for env in envs]
+        reserved: list[tuple[SuiteTask, int] | None] = [None] * len(envs)
+        while pending or any(slots) or any(reserved):
+            starts = []
+            for i in [i for i, s in enumerate(slots) if s is None]:
+                item = reserved[i] or (pending.pop(0) if pending else None)
+                if item is not None:
+                    reserved[i] = pending.pop(0) if prepares[i] and pending else None
+                    starts.append((i, item, reserved[i]))
+            free = [i for i, _item, _next in starts]
             for i, episode in zip(
                 free,
-                env_pool.map(lambda a: self._start(envs[a[0]], a[1], a[2], png_pool), starts),
+                env_pool.map(lambda a: self._start(envs[a[0]], a[1][0], a[1][1], png_pool, a[2]), starts),
                 strict=True,
             ):
                 slots[i] = episode if isinstance(episode, _Episode) else None
@@ -257,7 +266,9 @@ class Runner:
                 if end is not None:
                     finish(i, end)
 
-    def _start(self, env: gym.Env, task: SuiteTask, run: int, png_pool) -> _Episode | None:
+    def _start(
+        self, env: gym.Env, task: SuiteTask, run: int, png_pool, following: tuple[SuiteTask, int] | None
+    ) -> _Episode | None:
         header = {
             "task_id": task.task_id,
             "domain": task.domain,
@@ -269,7 +280,10 @@ class Runner:
         writer = EpisodeWriter(self.out, task.task_id, run, header, png_pool)
         started = time.monotonic()
         try:
-            obs, info = env.reset(seed=run, options={"task": task.source})
+            options = {"task": task.source}
+            if following is not None:  # prepared beside this episode (prepare_resets)
+                options["prepare_next"] = following[0].source
+            obs, info = env.reset(seed=run, options=options)
         except Exception as exc:  # the runner records crashes, it does not score them
             writer.finish(_error_end("reset_error", exc, started))
             return None
