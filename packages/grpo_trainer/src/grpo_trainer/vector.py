@@ -12,12 +12,16 @@ take its group down and its episode is dropped and counted, never scored 0.
 from __future__ import annotations
 
 import traceback
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from typing import Any, cast
 
 import gymnasium as gym
 from gymnasium.vector import AsyncVectorEnv, AutoresetMode, SyncVectorEnv
 from osworld_mcp_env.info import StepInfo, step_info
+from osworld_mcp_env.registry import Registry
+
+from grpo_trainer.errors import ConfigError, RegistryError
 
 
 class HeldInfo(StepInfo, total=False):
@@ -91,18 +95,68 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=3)}"
 
 
+ExecutorFactory = Callable[..., gym.vector.VectorEnv]
+"""``(env_fns, **options) -> VectorEnv``: runs the members somewhere (this process, subprocesses, Ray)."""
+
+EXECUTORS: Registry[ExecutorFactory] = Registry(
+    "vector executor", error=RegistryError, providers=("grpo_trainer.vector_ray",)
+)
+"""Vector env kinds by name (``make_group_env(executor=...)``); ``ray`` registers on first lookup."""
+
+
+def register_executor(name: str, factory: ExecutorFactory) -> None:
+    """Registers a vector env kind; a duplicate name raises."""
+    EXECUTORS.add(name, factory)
+
+
+def _sync(fns: Sequence[Callable[[], gym.Env]]) -> gym.vector.VectorEnv:
+    return SyncVectorEnv(fns, autoreset_mode=AutoresetMode.DISABLED)
+
+
+def _async(fns: Sequence[Callable[[], gym.Env]]) -> gym.vector.VectorEnv:
+    # shared_memory=False: the desktop env's text observations cannot live in shared memory.
+    return AsyncVectorEnv(fns, shared_memory=False, autoreset_mode=AutoresetMode.DISABLED)
+
+
+register_executor("sync", _sync)
+register_executor("async", _async)
+
+
+def _held(env_fn: Callable[[], gym.Env]) -> gym.Env:
+    return HoldAfterEnd(env_fn())
+
+
 def make_group_env(
-    env_fn: Callable[[], gym.Env], group_size: int, asynchronous: bool = False
+    env_fn: Callable[[], gym.Env] | Sequence[Callable[[], gym.Env]],
+    group_size: int | None = None,
+    asynchronous: bool = False,
+    *,
+    executor: str | None = None,
+    **executor_options: Any,
 ) -> gym.vector.VectorEnv:
-    """G wrapped copies of ``env_fn()``, autoreset off.
+    """G copies of ``env_fn()``, or one member per factory, each in :class:`HoldAfterEnd`; autoreset off.
 
     Args:
-        env_fn: Builds one env (``lambda: gym.make(ENV_ID, ...)``).
-        group_size: G.
-        asynchronous: One process per env (``AsyncVectorEnv(shared_memory=False)``: the desktop
-            env's text observations cannot live in shared memory); else stepped in this process.
+        env_fn: Builds one env (``lambda: gym.make(ENV_ID, ...)``), or one factory per member
+            (members on different hosts: :func:`osworld_mcp_env.hosts.libvirt_env_fns`). With the
+            ``async`` and ``ray`` executors a factory must pickle (cloudpickle: lambdas do).
+        group_size: G; with one factory per member it may be omitted, and must match if given.
+        asynchronous: Shorthand for ``executor="async"`` (the config's ``rollout.asynchronous``).
+        executor: Where the members run: ``sync`` (this process, one after another), ``async``
+            (one subprocess each), ``ray`` (one Ray actor each, any node of the cluster:
+            :class:`grpo_trainer.vector_ray.RayVectorEnv`, the ``ray`` extra). Default: ``sync``,
+            or ``async`` with ``asynchronous``.
+        executor_options: Passed to the executor (``ray``: ``placement=RayPlacement(...)``).
+
+    Raises:
+        ConfigError: ``group_size`` disagrees with the factories, or both ``asynchronous`` and
+            ``executor`` are given.
+        RegistryError: An unknown executor name.
     """
-    fns = [lambda: HoldAfterEnd(env_fn()) for _ in range(group_size)]
-    if asynchronous:
-        return AsyncVectorEnv(fns, shared_memory=False, autoreset_mode=AutoresetMode.DISABLED)
-    return SyncVectorEnv(fns, autoreset_mode=AutoresetMode.DISABLED)
+    fns = list(env_fn) if isinstance(env_fn, Sequence) else [env_fn] * (group_size or 0)
+    if not fns or (group_size is not None and group_size != len(fns)):
+        raise ConfigError(f"group_size {group_size} does not match {len(fns)} env factories.")
+    if asynchronous and executor not in (None, "async"):
+        raise ConfigError(f"asynchronous=True contradicts executor={executor!r}; pass one of them.")
+    name = executor or ("async" if asynchronous else "sync")
+    return EXECUTORS.get(name)([partial(_held, fn) for fn in fns], **executor_options)
