@@ -138,7 +138,7 @@ def make_group_env(
 
     Args:
         env_fn: Builds one env (``lambda: gym.make(ENV_ID, ...)``), or one factory per member
-            (members on different hosts: :func:`osworld_mcp_env.hosts.libvirt_env_fns`). With the
+            (members on different hosts: :func:`osworld_mcp_env.libvirt_hosts.libvirt_env_fns`). With the
             ``async`` and ``ray`` executors a factory must pickle (cloudpickle: lambdas do).
         group_size: G; with one factory per member it may be omitted, and must match if given.
         asynchronous: Shorthand for ``executor="async"`` (the config's ``rollout.asynchronous``).
