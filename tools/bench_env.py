@@ -389,15 +389,18 @@ def bench_prepared_reset(resets: int, steps: int) -> list[tuple[str, str, str, s
         env.reset()  # first start builds the LibreOffice profile template once per host
         cold, prepared, late, quiet_steps, busy_steps, prepare_s = [], [], [], [], [], []
         late_paths: list[str] = []
+        memory: list[tuple[int, int]] = []
         for _ in range(resets):
             cold.append(reset("cold")[0])
             quiet_steps += [timed_step(env, NOOP)[0] for _ in range(steps)]
             started = time.perf_counter()
             unwrapped.prepare_reset("calc-sum-column")
             busy_steps += [timed_step(env, NOOP)[0] for _ in range(steps)]
-            if preparer.ready(timeout_s=300) is None:
+            ready = preparer.ready(timeout_s=300)
+            if ready is None:
                 raise RuntimeError("The preparation failed; run the env tests.")
             prepare_s.append(time.perf_counter() - started)
+            memory.append(_memory(cast(LocalDesktop, ready.desktop).processes()))
             prepared.append(reset("prepared")[0])
             unwrapped.prepare_reset("calc-sum-column")
             seconds, path = reset(None)
@@ -422,6 +425,12 @@ def bench_prepared_reset(resets: int, steps: int) -> list[tuple[str, str, str, s
             f"{late_paths.count('cold')} of {len(late_paths)} went cold",
         ),
         ("preparation, start to ready, beside the episode", "", f"{median_ms(prepare_s):.0f} ms", ""),
+        (
+            "memory of the prepared desktop, Calc open (RSS / PSS)",
+            "",
+            f"{max(r for r, _ in memory) / 2**20:.0f} / {max(p for _, p in memory) / 2**20:.0f} MB",
+            "the largest of the runs; MCP host included",
+        ),
         (
             "no-op step median (p95), episode alone / beside a preparation",
             f"{median_ms(quiet_steps):.1f} ({p95_ms(quiet_steps):.1f}) ms",

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from osworld_mcp_env.backends.base import Desktop
+from osworld_mcp_env.deadline import deadline
 from osworld_mcp_env.env_tools import ToolCatalog
 from osworld_mcp_env.errors import DesktopError
 from osworld_mcp_env.tasks.context import TaskContext
@@ -39,6 +40,8 @@ logger = logging.getLogger(__name__)
 # The longest a reset waits for a preparation under way (setup steps carry their own
 # timeouts: an ``open`` waits 30 s for its window).
 PREPARED_WAIT_S = 120.0
+# A prepared desktop that does not list its windows within this is hung: the cold path.
+ALIVE_CHECK_S = 10.0
 
 
 class Closeable(Protocol):
@@ -155,7 +158,8 @@ class ResetPreparer:
             self._retire(job)
             return None, f"the preparation failed: {type(exc).__name__}: {exc}"
         try:
-            prepared.desktop.windows()  # a desktop that died while it waited does not answer
+            with deadline(ALIVE_CHECK_S):
+                prepared.desktop.windows()  # a desktop that died while it waited does not answer
         except DesktopError as exc:
             self.recycle(prepared)
             return None, f"the prepared desktop does not answer: {exc}"
