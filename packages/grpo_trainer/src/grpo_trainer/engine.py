@@ -66,6 +66,17 @@ def rollout_config(config: GRPOConfig) -> RolloutConfig:
     )
 
 
+def group_index(step: int, j: int, tasks_per_step: int, rank: int, world_size: int) -> int:
+    """The global index of this rank's ``j``-th group of ``step`` (its task and seed follow from it).
+
+    Ranks take consecutive blocks of ``tasks_per_step`` groups per step; ``j`` past the
+    block (``j == tasks_per_step``) is this rank's first group of the next step, the one
+    its envs reset to after the step's last group.
+    """
+    step, j = step + j // tasks_per_step, j % tasks_per_step
+    return (step * world_size + rank) * tasks_per_step + j
+
+
 class Trainer:
     """GRPO over a group vector env with one trainable policy, on a torch or DeepSpeed backend."""
 
@@ -115,13 +126,23 @@ class Trainer:
             return self._collect(self.step)
 
     def _collect(self, step: int) -> list[list[Episode]]:
-        """This rank's groups of ``step``: task and seed follow from step and rank alone."""
+        """This rank's groups of ``step``: task and seed follow from step and rank alone.
+
+        With ``prepare_resets`` in ``env_kwargs``, each group's reset also names the task
+        this rank resets to next (``prepare_next``), so the env sets that episode up on a
+        fresh desktop beside the running one.
+        """
         n = self.config.rollout.tasks_per_step
-        first = (step * self.backend.world_size + self.backend.rank) * n
+        rank, world_size = self.backend.rank, self.backend.world_size
+        prepare = bool(self.config.env_kwargs.get("prepare_resets"))
         groups = []
         for j in range(n):
-            index = first + j
+            index = group_index(step, j, n, rank, world_size)
             task = self.config.tasks[index % len(self.config.tasks)]
+            options = dict(self.reset_options(step, j))
+            if prepare:
+                following = group_index(step, j + 1, n, rank, world_size)
+                options["prepare_next"] = self.config.tasks[following % len(self.config.tasks)]
             groups.append(
                 collect_group(
                     self.venv,
@@ -131,7 +152,7 @@ class Trainer:
                     group=index,
                     config=self.rollout_config,
                     generator=self.generator,
-                    reset_options=self.reset_options(step, j),
+                    reset_options=options,
                 )
             )
         return groups
