@@ -84,8 +84,11 @@ class ScreenPoll:
     """The wait after an action where the guest has no settle route: screenshots until still.
 
     The screen counts as still once two captures ``interval_s`` apart differ in at
-    most ``still_pixels`` pixels: a blinking text caret never stops changing the
+    most ``still_pixels`` pixels: a blinking text caret (Calc blinks two while a
+    formula is typed, in the cell and in the input line) never stops changing the
     screen, and would otherwise make every wait in a text field last ``max_s``.
+    1000 pixels is 0.05 % of a 1920x1080 screen; a menu, a dialog or a redrawn
+    document changes far more.
 
     Attributes:
         interval_s: Pause between the end of one capture and the next.
@@ -94,7 +97,7 @@ class ScreenPoll:
     """
 
     interval_s: float = 0.3
-    still_pixels: int = 64
+    still_pixels: int = 1000
     max_s: float = 10.0
 
     def __post_init__(self) -> None:
@@ -211,16 +214,18 @@ class OSWorldGuestClient(GuestClient):
     def settle(self, **thresholds: float | None) -> float:
         """Captures the screen until two captures agree (:class:`ScreenPoll`); returns the ms waited.
 
-        Of the hybrid guest's thresholds only ``max_ms`` applies (capped by the
-        caller's deadline); the others describe in-guest probes OSWorld's API lacks.
+        Of the hybrid guest's thresholds only ``max_ms`` applies; the others describe
+        in-guest probes OSWorld's API lacks. The wait ends at the first capture past
+        it (a capture takes seconds on a busy TCG host): only the caller's deadline,
+        not this wait, fails a capture.
         """
         started = time.monotonic()
         max_ms = thresholds.get("max_ms")
-        limit = deadline_budget(self.poll.max_s if max_ms is None else max_ms / 1000)
-        previous = self._capture(timeout=max(limit, 1.0))
+        limit = self.poll.max_s if max_ms is None else max_ms / 1000
+        previous = self._capture()
         while time.monotonic() - started < limit:
-            time.sleep(self.poll.interval_s)
-            current = self._capture(timeout=max(limit - (time.monotonic() - started), 1.0))
+            time.sleep(min(self.poll.interval_s, max(0.0, limit - (time.monotonic() - started))))
+            current = self._capture()
             if current.shape == previous.shape:
                 changed = int(np.count_nonzero((current != previous).any(axis=2)))
                 if changed <= self.poll.still_pixels:
@@ -248,7 +253,8 @@ class OSWorldGuestClient(GuestClient):
         if not result.ok:
             raise GuestRequestError("/execute", 200, f"window script failed: {result.error[-500:]}")
         with _reading("/execute"):
-            state = json.loads(result.output)
+            # python-xlib may print a warning on stdout first (no Xauthority): the JSON is the last line.
+            state = json.loads(result.output.strip().rsplit("\n", 1)[-1])
             windows = [
                 WindowInfo(window_id=int(w[0]), title=str(w[1]), wm_class=str(w[2]), x=int(w[3]), y=int(w[4]),
                            width=int(w[5]), height=int(w[6]))
