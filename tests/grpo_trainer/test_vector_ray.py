@@ -181,7 +181,7 @@ def test_per_member_options_and_a_killed_actor_give_crash_values_then_reset_reco
 
 @pytest.mark.desktop
 @pytest.mark.skipif(desktop_missing() is not None, reason=f"no embedded desktop: {desktop_missing()}")
-def test_two_desktops_on_two_nodes_score_and_close_leaves_no_desktop_process(worker_ids):
+def test_two_desktops_on_two_nodes_score_and_no_desktop_process_outlives_its_member(worker_ids):
     env_fn = partial(gym.make, "osworld_mcp_env:OSWorldMCP-v0", enable_mcp=False)
     placement = RayPlacement(num_cpus=1, node_ids=worker_ids)
     venv = make_group_env(env_fn, 2, executor="ray", placement=placement)
@@ -189,7 +189,8 @@ def test_two_desktops_on_two_nodes_score_and_close_leaves_no_desktop_process(wor
         obs, infos = venv.reset(seed=0, options={"task": "calc-sum-column"})
         assert "crash" not in infos, infos.get("crash")
         assert obs["screenshot"].shape == (2, 1080, 1920, 3) and obs["screenshot"].any(axis=(1, 2, 3)).all()
-        hosts = _tree({w.pid for w in venv.locations()})
+        where = venv.locations()
+        hosts = _tree({w.pid for w in where})
         for name in ("bwrap", "Xvfb", "soffice.bin"):  # each node runs its own desktop
             assert list(hosts.values()).count(name) >= 2, hosts
         oracle = [json.dumps(a) for a in bundled_solution("calc-sum-column", "oracle")]
@@ -200,6 +201,12 @@ def test_two_desktops_on_two_nodes_score_and_close_leaves_no_desktop_process(wor
         # HoldAfterEnd (in each actor) reports the end in info and never sets the flags.
         assert not terminated.any() and rewards.tolist() == [1.0, 0.0]
         assert infos["terminated"].tolist() == [True, True] and infos["score"].tolist() == [1.0, 0.0]
+        # A member's host killed: its desktop goes with it (the sandbox dies with its parent).
+        second = _tree({where[1].pid})
+        os.kill(where[1].pid, signal.SIGKILL)
+        wait_until(lambda: not _alive(second), 120, f"the killed member's desktop {_alive(second)} to exit")
+        _obs, _r, _t, _tr, infos = venv.step((WAIT, WAIT))
+        assert infos["_crash"].tolist() == [False, True] and infos["held"][0]
     finally:
         venv.close()
     wait_until(lambda: not _alive(hosts), 120, f"the desktops' processes {_alive(hosts)} to exit")
