@@ -125,9 +125,15 @@ class RayVectorEnv(gym.vector.VectorEnv):
         """Starts one actor per factory and builds every member's env (concurrently).
 
         Raises:
+            ConfigError: Ray is not installed.
             RayMemberError: A member could not be placed or its env could not be built.
         """
-        import ray
+        try:
+            import ray
+        except ImportError as exc:
+            raise ConfigError(
+                "executor='ray' needs Ray: pip install 'grpo-trainer[ray]' (uv sync --extra ray)."
+            ) from exc
 
         if not env_fns:
             raise ConfigError("RayVectorEnv needs at least one env factory.")
