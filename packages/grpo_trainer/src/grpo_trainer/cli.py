@@ -76,7 +76,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     venv = make_group_env(
         lambda: gym.make(config.env_id, **config.env_kwargs),
         config.rollout.group_size,
-        config.rollout.asynchronous,
+        executor=config.rollout.executor,
     )
     if args.profile_tasks:
         profiled = _profile(config, venv, args.profile_tasks)

@@ -23,14 +23,18 @@ from grpo_trainer.rewards import RewardConfig
 
 @dataclass(frozen=True)
 class RolloutSettings:
-    """Rollout settings: G, sampling, context policy, tasks per step, vector env kind."""
+    """Rollout settings: G, sampling, context policy, tasks per step, where the group's envs run.
+
+    ``executor`` names a kind of :func:`grpo_trainer.vector.make_group_env`: ``sync`` (this
+    process), ``async`` (a subprocess per env) or ``ray`` (a Ray actor per env, any node).
+    """
 
     group_size: int = 8
     temperature: float = 1.0
     tasks_per_step: int = 4
     context: str = "win4"
     coordinates: str = "relative_grid"
-    asynchronous: bool = False
+    executor: str = "sync"
 
     def __post_init__(self) -> None:
         if self.group_size < 2 or self.tasks_per_step < 1:

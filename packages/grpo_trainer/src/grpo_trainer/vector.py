@@ -129,9 +129,8 @@ def _held(env_fn: Callable[[], gym.Env]) -> gym.Env:
 def make_group_env(
     env_fn: Callable[[], gym.Env] | Sequence[Callable[[], gym.Env]],
     group_size: int | None = None,
-    asynchronous: bool = False,
     *,
-    executor: str | None = None,
+    executor: str = "sync",
     **executor_options: Any,
 ) -> gym.vector.VectorEnv:
     """G copies of ``env_fn()``, or one member per factory, each in :class:`HoldAfterEnd`; autoreset off.
@@ -141,22 +140,17 @@ def make_group_env(
             (members on different hosts: :func:`osworld_mcp_env.libvirt_hosts.libvirt_env_fns`). With the
             ``async`` and ``ray`` executors a factory must pickle (cloudpickle: lambdas do).
         group_size: G; with one factory per member it may be omitted, and must match if given.
-        asynchronous: Shorthand for ``executor="async"`` (the config's ``rollout.asynchronous``).
         executor: Where the members run: ``sync`` (this process, one after another), ``async``
             (one subprocess each), ``ray`` (one Ray actor each, any node of the cluster:
-            :class:`grpo_trainer.vector_ray.RayVectorEnv`, the ``ray`` extra). Default: ``sync``,
-            or ``async`` with ``asynchronous``.
+            :class:`grpo_trainer.vector_ray.RayVectorEnv`, the ``ray`` extra); the config's
+            ``rollout.executor``.
         executor_options: Passed to the executor (``ray``: ``placement=RayPlacement(...)``).
 
     Raises:
-        ConfigError: ``group_size`` disagrees with the factories, or both ``asynchronous`` and
-            ``executor`` are given.
+        ConfigError: ``group_size`` disagrees with the factories.
         RegistryError: An unknown executor name.
     """
     fns = list(env_fn) if isinstance(env_fn, Sequence) else [env_fn] * (group_size or 0)
     if not fns or (group_size is not None and group_size != len(fns)):
         raise ConfigError(f"group_size {group_size} does not match {len(fns)} env factories.")
-    if asynchronous and executor not in (None, "async"):
-        raise ConfigError(f"asynchronous=True contradicts executor={executor!r}; pass one of them.")
-    name = executor or ("async" if asynchronous else "sync")
-    return EXECUTORS.get(name)([partial(_held, fn) for fn in fns], **executor_options)
+    return EXECUTORS.get(executor)([partial(_held, fn) for fn in fns], **executor_options)
