@@ -4,10 +4,15 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
+import subprocess
+import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import gymnasium as gym
 import pytest
+from libvirt_support import REPO, SLOW_S, daemon_pids, libvirt_missing
 from mcp_sandbox import Sandbox, start_sandbox
 from osworld_mcp_env.backends.local import LocalDesktop
 from osworld_mcp_env.errors import DesktopStartError
@@ -76,3 +81,36 @@ def sandbox() -> Iterator[Sandbox]:
     finally:
         box.client.close()
         box.desktop.close()
+
+
+@pytest.fixture(scope="session")
+def vm_image() -> Path:
+    """The VM image: ``$OSWORLD_VM_IMAGE``, else built by tools/build-image (or reused from its cache)."""
+    reason = libvirt_missing()
+    if reason:
+        pytest.skip(f"libvirt backend unavailable: {reason}")
+    if os.environ.get("OSWORLD_VM_IMAGE"):
+        return Path(os.environ["OSWORLD_VM_IMAGE"])
+    done = subprocess.run(
+        [str(REPO / ".venv" / "bin" / "python"), str(REPO / "tools" / "build-image")],
+        capture_output=True,
+        text=True,
+        timeout=SLOW_S,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return Path(done.stdout.split()[-1])
+
+
+@pytest.fixture(scope="session")
+def libvirt_daemon(vm_image: Path) -> Iterator[str]:
+    """A libvirtd to talk to; the one this session started is stopped at its end."""
+    before = set(daemon_pids())
+    subprocess.run(["bash", str(REPO / "tools" / "image" / "start-libvirtd")], check=True, timeout=300)
+    started = set(daemon_pids()) - before
+    yield "qemu:///system"
+    for pid in started:
+        os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + 60
+    while set(daemon_pids()) & started and time.monotonic() < deadline:
+        time.sleep(0.1)

@@ -13,26 +13,17 @@ overlay boots its own VM twice, after that env is closed.
 from __future__ import annotations
 
 import os
-import shutil
 import signal
-import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import gymnasium as gym
 import pytest
+from libvirt_support import ENV_ID, SLOW_S, qemu_processes
 from osworld_mcp_env.backends import make_desktop
 from osworld_mcp_env.tasks.bundled import bundled_solution
 from polling import wait_until
 
-REPO = Path(__file__).resolve().parents[2]
-BINARIES = ("debootstrap", "mkfs.ext4", "qemu-img", "qemu-system-x86_64", "libvirtd", "virtlogd")
-DAEMON_PIDFILES = (Path("/run/libvirtd.pid"), Path("/run/virtlogd.pid"))
-ENV_ID = "osworld_mcp_env:OSWorldMCP-v0"
-# A cold image build (debootstrap + LibreOffice, Chromium, GIMP, ...) plus a TCG boot on a busy
-# 2-core machine: generous, as every deadline here; nothing is asserted about speed.
-SLOW_S = 3600
 TASK = "calc-sum-column"
 CLICK = {"name": "computer_use", "arguments": {"action": "left_click", "coordinate": [400, 300]}}
 SET_CELL = {"name": "libreoffice_calc.set_cell_value", "arguments": {"cell": "C1", "value": "7"}}
@@ -50,66 +41,6 @@ except ConnectionResetError:
 """
 
 pytestmark = [pytest.mark.libvirt, pytest.mark.slow, pytest.mark.timeout(SLOW_S)]
-
-
-def libvirt_missing() -> str | None:
-    """Why this machine cannot build or run the VM, or None."""
-    if os.geteuid() != 0:
-        return "building the image (debootstrap, chroot) needs root"
-    missing = [b for b in BINARIES if shutil.which(b) is None]
-    if missing:
-        packages = "debootstrap qemu-system-x86 qemu-utils libvirt-daemon-system"
-        return f"missing {', '.join(missing)} (apt-get install {packages})"
-    try:
-        import libvirt  # noqa: F401
-    except ImportError:
-        return "libvirt-python is not installed (the osworld-mcp-env[libvirt] extra)"
-    return None
-
-
-@pytest.fixture(scope="session")
-def vm_image() -> Path:
-    """The image: ``$OSWORLD_VM_IMAGE``, else built by tools/build-image (or reused from its cache)."""
-    reason = libvirt_missing()
-    if reason:
-        pytest.skip(f"libvirt backend unavailable: {reason}")
-    if os.environ.get("OSWORLD_VM_IMAGE"):
-        return Path(os.environ["OSWORLD_VM_IMAGE"])
-    done = subprocess.run(
-        [str(REPO / ".venv" / "bin" / "python"), str(REPO / "tools" / "build-image")],
-        capture_output=True,
-        text=True,
-        timeout=SLOW_S,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    return Path(done.stdout.split()[-1])
-
-
-def _daemon_pids() -> list[int]:
-    pids = []
-    for pidfile in DAEMON_PIDFILES:
-        try:
-            pid = int(pidfile.read_text())
-            os.kill(pid, 0)
-        except (OSError, ValueError):
-            continue
-        pids.append(pid)
-    return pids
-
-
-@pytest.fixture(scope="session")
-def libvirt_daemon(vm_image: Path) -> Iterator[str]:
-    """A libvirtd to talk to; the one this session started is stopped at its end."""
-    before = set(_daemon_pids())
-    subprocess.run(["bash", str(REPO / "tools" / "image" / "start-libvirtd")], check=True, timeout=300)
-    started = set(_daemon_pids()) - before
-    yield "qemu:///system"
-    for pid in started:
-        os.kill(pid, signal.SIGTERM)
-    deadline = time.monotonic() + 60
-    while set(_daemon_pids()) & started and time.monotonic() < deadline:
-        time.sleep(0.1)
 
 
 @pytest.fixture(scope="module")
@@ -132,19 +63,6 @@ def _run(env: gym.Env, actions: list[dict]) -> float:
         if terminated or truncated:
             return float(reward)
     raise AssertionError("the action list did not end the episode")
-
-
-def _qemu_processes(name: str) -> list[int]:
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
-            except OSError:
-                continue
-            if b"qemu-system" in cmdline and name.encode() in cmdline:
-                found.append(int(entry))
-    return found
 
 
 def _snapshot_count(uri: str, name: str) -> int:
@@ -210,9 +128,9 @@ def test_the_desktop_user_cannot_reach_the_tool_host(vm_env: gym.Env) -> None:
 def test_a_killed_vm_is_an_error_value_and_the_next_reset_recovers(vm_env: gym.Env) -> None:
     vm_env.reset(seed=0, options={"task": TASK})
     desktop = vm_env.unwrapped.desktop
-    (qemu,) = _qemu_processes(desktop.name)
+    (qemu,) = qemu_processes(desktop.name)
     os.kill(qemu, signal.SIGKILL)
-    wait_until(lambda: not _qemu_processes(desktop.name), timeout=120, what="QEMU gone")
+    wait_until(lambda: not qemu_processes(desktop.name), timeout=120, what="QEMU gone")
     for action in (CLICK, SET_CELL):
         _obs, reward, terminated, truncated, info = vm_env.step(action)  # values, no exception
         assert reward == 0.0 and not terminated and not truncated
@@ -223,7 +141,7 @@ def test_a_killed_vm_is_an_error_value_and_the_next_reset_recovers(vm_env: gym.E
     # Recovered by the backend (the domain restored from its snapshot, or a new VM on a new
     # overlay) or, when that failed, by the env with a new desktop (``desktop_replaced``).
     recovered = vm_env.unwrapped.desktop
-    assert recovered.running and _qemu_processes(recovered.name), info.get("desktop_replaced")
+    assert recovered.running and qemu_processes(recovered.name), info.get("desktop_replaced")
     assert _run(vm_env, bundled_solution(TASK, "tools")) == 1.0
     # The recovered VM has its ready snapshot: the next reset reverts it, with no boot.
     boots = recovered.boots
@@ -236,7 +154,7 @@ def test_close_leaves_no_domain_overlay_or_qemu_process(vm_env: gym.Env) -> None
 
     desktop = vm_env.unwrapped.desktop
     name, instance_dir, overlay = desktop.name, desktop.instance_dir, desktop.overlay
-    assert overlay.is_file() and _qemu_processes(name)
+    assert overlay.is_file() and qemu_processes(name)
     vm_env.close()
     conn = libvirt.open("qemu:///system")
     try:
@@ -244,7 +162,7 @@ def test_close_leaves_no_domain_overlay_or_qemu_process(vm_env: gym.Env) -> None
     finally:
         conn.close()
     assert not overlay.exists() and not instance_dir.exists()
-    assert _qemu_processes(name) == []
+    assert qemu_processes(name) == []
 
 
 def test_reset_by_a_new_overlay_drops_what_the_episode_wrote(vm_image: Path, libvirt_daemon: str) -> None:

@@ -22,19 +22,21 @@ from pathlib import Path
 
 import gymnasium as gym
 import pytest
+from libvirt_support import ENV_ID, SLOW_S
 from osworld_mcp_env.backends.osworld_guest_client import OSWorldGuestClient
 from osworld_mcp_env.backends.pyautogui_code import pyautogui_command
 from osworld_mcp_env.errors import InputRejected
 from osworld_mcp_env.tasks.bundled import bundled_solution
-from test_libvirt_backend import ENV_ID, SLOW_S, libvirt_daemon, vm_image  # noqa: F401 - fixtures
 
 TASK = "calc-sum-column"
 NO_ACTION = [{"name": "computer_use", "arguments": {"action": "terminate", "status": "success"}}]
 
 
 def on_vm(test):
-    """Marks a test that boots the module's VM."""
-    for mark in (pytest.mark.libvirt, pytest.mark.slow, pytest.mark.timeout(SLOW_S)):
+    """Marks a test that boots the module's VM (run with ``-m libvirt_extended``: CI's time goes to
+    test_libvirt_backend.py)."""
+    marks = (pytest.mark.libvirt, pytest.mark.libvirt_extended, pytest.mark.slow, pytest.mark.timeout(SLOW_S))
+    for mark in marks:
         test = mark(test)
     return test
 
@@ -60,7 +62,7 @@ def test_pyautogui_code_is_python_and_refuses_what_pyautogui_would_drop() -> Non
 
 
 @pytest.fixture(scope="module")
-def osworld_env(vm_image: Path, libvirt_daemon: str) -> Iterator[gym.Env]:  # noqa: F811 - the fixtures
+def osworld_env(vm_image: Path, libvirt_daemon: str) -> Iterator[gym.Env]:
     """One env on one VM of this project's image, reached through OSWorld's API only."""
     env = gym.make(
         ENV_ID,

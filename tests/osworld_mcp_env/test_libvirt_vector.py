@@ -14,12 +14,18 @@ from pathlib import Path
 
 import pytest
 from grpo_trainer.vector import make_group_env
+from libvirt_support import SLOW_S, qemu_processes
 from osworld_mcp_env.libvirt_hosts import libvirt_env_fns
 from osworld_mcp_env.tasks.bundled import bundled_solution
 from polling import wait_until
-from test_libvirt_backend import SLOW_S, _qemu_processes, libvirt_daemon, vm_image  # noqa: F401 (fixtures)
 
-pytestmark = [pytest.mark.libvirt, pytest.mark.slow, pytest.mark.timeout(SLOW_S)]
+# Two VMs at once: ~12 min under TCG on two cores, so deselected by default (``-m libvirt_extended``).
+pytestmark = [
+    pytest.mark.libvirt,
+    pytest.mark.libvirt_extended,
+    pytest.mark.slow,
+    pytest.mark.timeout(SLOW_S),
+]
 
 WAIT = json.dumps({"name": "computer_use", "arguments": {"action": "wait", "time": 0}})
 
@@ -36,8 +42,8 @@ def _domains_under(uri: str, folder: Path) -> list[str]:
 
 
 def test_two_vms_on_two_uris_step_in_one_vector_env_and_score(
-    vm_image: Path,  # noqa: F811 (the fixture imported above)
-    libvirt_daemon: str,  # noqa: F811
+    vm_image: Path,
+    libvirt_daemon: str,
     tmp_path: Path,
 ) -> None:
     # The overlays go under tmp_path: the VMs of other tests (and engineers) are told apart by it.
@@ -62,5 +68,5 @@ def test_two_vms_on_two_uris_step_in_one_vector_env_and_score(
     finally:
         venv.close()
     assert _domains_under(libvirt_daemon, tmp_path) == []
-    wait_until(lambda: not _qemu_processes(str(tmp_path)), 120, "the test's QEMU processes to exit")
+    wait_until(lambda: not qemu_processes(str(tmp_path)), 120, "the test's QEMU processes to exit")
     assert list(tmp_path.iterdir()) == []  # no overlay left
