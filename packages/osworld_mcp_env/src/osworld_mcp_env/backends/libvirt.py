@@ -130,6 +130,10 @@ class LibvirtDesktopConfig:
     reset_mode: str = "snapshot"
 
     def __post_init__(self) -> None:
+        # backend_options from a TOML or JSON config name paths as strings.
+        for name in ("image_dir", "disk_image", "work_dir"):
+            if isinstance(getattr(self, name), str):
+                object.__setattr__(self, name, Path(getattr(self, name)))
         if self.guest_api not in GUEST_APIS:
             raise ValueError(f"guest_api must be one of {GUEST_APIS}, not {self.guest_api!r}.")
         if self.reset_mode not in RESET_MODES:
