@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import shutil
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[2]
 BINARIES = ("debootstrap", "mkfs.ext4", "qemu-img", "qemu-system-x86_64", "libvirtd", "virtlogd")
@@ -59,3 +60,13 @@ def qemu_processes(name: str) -> list[int]:
             if b"qemu-system" in cmdline and name.encode() in cmdline:
                 found.append(int(entry))
     return found
+
+
+def score_episode(env: Any, actions: list[dict]) -> float:
+    """Steps ``actions`` until the episode ends and returns its reward; no step may be an error."""
+    for action in actions:
+        _obs, reward, terminated, truncated, info = env.step(action)
+        assert "error" not in info, info["error"]
+        if terminated or truncated:
+            return float(reward)
+    raise AssertionError("the action list did not end the episode")

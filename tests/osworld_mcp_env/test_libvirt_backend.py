@@ -19,7 +19,7 @@ from pathlib import Path
 
 import gymnasium as gym
 import pytest
-from libvirt_support import ENV_ID, SLOW_S, qemu_processes
+from libvirt_support import ENV_ID, SLOW_S, qemu_processes, score_episode
 from osworld_mcp_env.backends import make_desktop
 from osworld_mcp_env.tasks.bundled import bundled_solution
 from polling import wait_until
@@ -56,15 +56,6 @@ def vm_env(vm_image: Path, libvirt_daemon: str) -> Iterator[gym.Env]:
     env.close()
 
 
-def _run(env: gym.Env, actions: list[dict]) -> float:
-    for action in actions:
-        _obs, reward, terminated, truncated, info = env.step(action)
-        assert "error" not in info, info["error"]
-        if terminated or truncated:
-            return float(reward)
-    raise AssertionError("the action list did not end the episode")
-
-
 def _snapshot_count(uri: str, name: str) -> int:
     import libvirt
 
@@ -82,7 +73,7 @@ def test_calc_task_scores_by_the_gui_route_as_on_the_local_backend(vm_env: gym.E
         assert "error" not in info, info.get("error")
         assert obs["screenshot"].shape == (1080, 1920, 3)
         assert obs["screenshot"].any()  # the guest's screen, not a black frame
-        scores[variant] = _run(vm_env, bundled_solution(TASK, variant))
+        scores[variant] = score_episode(vm_env, bundled_solution(TASK, variant))
     # The local backend's scores for the same scripts (test_env_desktop.py).
     assert scores == {"oracle": 1.0, "wrong": 0.0}
 
@@ -94,7 +85,7 @@ def test_calc_task_scores_by_the_tool_route_as_on_the_local_backend(vm_env: gym.
     script = bundled_solution(TASK, "tools")
     assert {a["name"] for a in script[:-1]} <= {t["name"] for t in info["tools"]}
     # The local backend's score for the same script (test_env_tools.py).
-    assert _run(vm_env, script) == 1.0
+    assert score_episode(vm_env, script) == 1.0
 
 
 def test_reset_reverts_the_snapshot_and_drops_what_the_episode_wrote(vm_env: gym.Env) -> None:
@@ -142,7 +133,7 @@ def test_a_killed_vm_is_an_error_value_and_the_next_reset_recovers(vm_env: gym.E
     # overlay) or, when that failed, by the env with a new desktop (``desktop_replaced``).
     recovered = vm_env.unwrapped.desktop
     assert recovered.running and qemu_processes(recovered.name), info.get("desktop_replaced")
-    assert _run(vm_env, bundled_solution(TASK, "tools")) == 1.0
+    assert score_episode(vm_env, bundled_solution(TASK, "tools")) == 1.0
     # The recovered VM has its ready snapshot: the next reset reverts it, with no boot.
     boots = recovered.boots
     vm_env.reset(seed=0, options={"task": TASK})

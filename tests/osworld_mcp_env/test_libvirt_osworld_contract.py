@@ -22,7 +22,7 @@ from pathlib import Path
 
 import gymnasium as gym
 import pytest
-from libvirt_support import ENV_ID, SLOW_S
+from libvirt_support import ENV_ID, SLOW_S, score_episode
 from osworld_mcp_env.backends.osworld_guest_client import OSWorldGuestClient
 from osworld_mcp_env.backends.pyautogui_code import pyautogui_command
 from osworld_mcp_env.errors import InputRejected
@@ -77,15 +77,6 @@ def osworld_env(vm_image: Path, libvirt_daemon: str) -> Iterator[gym.Env]:
     env.close()
 
 
-def _score(env: gym.Env, actions: list[dict]) -> float:
-    for action in actions:
-        _obs, reward, terminated, truncated, info = env.step(action)
-        assert "error" not in info, info["error"]
-        if terminated or truncated:
-            return float(reward)
-    raise AssertionError("the action list did not end the episode")
-
-
 @on_vm
 def test_calc_task_scores_through_osworlds_api_as_on_the_local_backend(osworld_env: gym.Env) -> None:
     scores = {}
@@ -94,7 +85,7 @@ def test_calc_task_scores_through_osworlds_api_as_on_the_local_backend(osworld_e
         assert "error" not in info, info.get("error")
         assert obs["screenshot"].shape == (1080, 1920, 3) and obs["screenshot"].any()
         assert obs["active_app"] == "libreoffice_calc"  # the focused window, from the window script
-        scores[variant] = _score(osworld_env, actions)
+        scores[variant] = score_episode(osworld_env, actions)
     # The local backend's scores for the same scripts (test_env_desktop.py).
     assert scores == {"oracle": 1.0, "no action": 0.0}
 
