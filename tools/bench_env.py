@@ -46,6 +46,7 @@ import signal
 import statistics
 import sys
 import time
+from collections.abc import Sequence
 from typing import Any, cast
 
 import gymnasium as gym
@@ -450,6 +451,16 @@ def _load() -> str:
     return ", ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
+def print_table(
+    header: Sequence[str], rows: Sequence[Sequence[str]], text_columns: Sequence[int] = (0,)
+) -> None:
+    """A Markdown table; columns not in ``text_columns`` are numbers, aligned right."""
+    print("| " + " | ".join(header) + " |")
+    print("|" + "|".join("---" if i in text_columns else "---:" for i in range(len(header))) + "|")
+    for row in rows:
+        print("| " + " | ".join(row) + " |")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=30)
@@ -473,10 +484,7 @@ def main() -> int:
         print(f"# bench_env --prepared-reset: load average at the start {_load()}", flush=True)
         prepared_rows = bench_prepared_reset(args.resets, args.steps)
         print(f"# {os.cpu_count()} CPUs, {args.resets} resets of each kind in turns, {args.steps} steps each")
-        print("| measure | cold | prepared | cold / prepared |")
-        print("|---|---:|---:|---:|")
-        for prepared_row in prepared_rows:
-            print("| " + " | ".join(prepared_row) + " |")
+        print_table(["measure", "cold", "prepared", "cold / prepared"], prepared_rows)
         print(f"wall {time.perf_counter() - wall:.0f} s, load average at the end {_load()}")
         return 0
     if args.peer:
@@ -586,10 +594,7 @@ def main() -> int:
         f"# bench_env: {os.cpu_count()} CPUs, python {sys.version.split()[0]}, "
         f"{args.steps} steps, {args.resets} resets, load average {_load()}"
     )
-    print("| measure | value | vs floor / 1 env | note |")
-    print("|---|---:|---:|---|")
-    for row in rows:
-        print("| " + " | ".join(row) + " |")
+    print_table(["measure", "value", "vs floor / 1 env", "note"], rows, text_columns=(0, 3))
     print(f"wall {time.perf_counter() - wall:.0f} s, load average at the end {_load()}")
     return 0
 

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any, cast
 
 import gymnasium as gym
-from bench_env import CLICKS, ENV_ID, NOOP, _load, _memory, median_ms, p95_ms, timed_step
+from bench_env import CLICKS, ENV_ID, NOOP, _load, _memory, median_ms, p95_ms, print_table, timed_step
 from osworld_mcp_env.backends import make_desktop
 from osworld_mcp_env.backends.libvirt import LibvirtDesktop
 from osworld_mcp_env.backends.local import LocalDesktop
@@ -226,10 +226,7 @@ def run(steps: int, resets: int, *, overlay_resets: int, cold: bool) -> None:
         ),
     ]
     print(f"# {os.cpu_count()} CPUs, {steps} steps and {resets} resets per side, image {image.name}")
-    print("| measure | libvirt | local | libvirt / local | note |")
-    print("|---|---:|---:|---:|---|")
-    for row in rows:
-        print("| " + " | ".join(row) + " |")
+    print_table(["measure", "libvirt", "local", "libvirt / local", "note"], rows, text_columns=(0, 4))
     print(f"wall {time.perf_counter() - wall:.0f} s, load average at the end {_load()}")
 
 
