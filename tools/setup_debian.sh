@@ -20,6 +20,8 @@ APT_PACKAGES=(
   # building libvirt-python (the `libvirt` extra, an sdist only) needs
   debootstrap e2fsprogs qemu-system-x86 qemu-utils libvirt-daemon-system libvirt-clients
   libvirt-dev pkg-config gcc python3-dev
+  # a private sshd stands in for a remote libvirt host in the SSH tunnel tests
+  openssh-server openssh-client
 )
 
 missing=()

@@ -48,6 +48,7 @@ from osworld_mcp_env.backends.osworld_guest_client import (
     OSWORLD_GUEST_PORT,
     OSWorldGuestClient,
 )
+from osworld_mcp_env.backends.ssh_tunnel import LOCAL_HOSTS, SshTunnel, ssh_target
 from osworld_mcp_env.backends.vm_domain import (
     DomainSpec,
     choose_accel,
@@ -74,7 +75,10 @@ class LibvirtDesktopConfig:
         screen_height: Screen height in pixels.
         image_dir: Output of ``tools/build-image`` (``base.qcow2``, ``vmlinuz``,
             ``initrd.img``); default ``$OSWORLD_VM_IMAGE``.
-        uri: libvirt connection URI.
+        uri: libvirt connection URI. With ``qemu+ssh://[user@]host[:port]/system[?keyfile=...]``
+            naming another machine, the VM's forwarded ports (on that host's loopback) are
+            reached through an SSH tunnel with the same user, port and key; the overlay and
+            the image must sit at the same paths on both machines (shared storage).
         accel: ``auto`` (KVM where it works, else TCG with a warning), ``kvm`` or ``tcg``.
         memory_mb: Guest RAM.
         vcpus: Guest CPUs.
@@ -107,6 +111,8 @@ class LibvirtDesktopConfig:
             ready (seconds). ``overlay``: every reset boots a new VM on a new overlay of the
             base image (a full boot; no snapshot is taken and ``warm_commands`` are skipped,
             as the page cache they fill would not survive the next reset).
+        tunnel_local: Tunnel through ssh even when a ``qemu+ssh`` URI names this machine (runs
+            the remote path on one machine, as the tests do).
     """
 
     screen_width: int = 1920
@@ -128,6 +134,7 @@ class LibvirtDesktopConfig:
     disk_image: Path | None = None
     tool_port: int = 81
     reset_mode: str = "snapshot"
+    tunnel_local: bool = False
 
     def __post_init__(self) -> None:
         # backend_options from a TOML or JSON config name paths as strings.
@@ -239,7 +246,7 @@ class LibvirtDesktop(GuestBackedDesktop):
             warn_once("mcp", "OSWorld's guest API serves no MCP tools: only GUI actions reach the VM.")
         self.forwarded_ports: dict[str, int] = {}  # OSWorld's Chrome and VLC ports, on the host's loopback
         self.accel = choose_accel(
-            self.config.accel, local=not urllib.parse.urlsplit(self.config.uri).hostname
+            self.config.accel, local=(urllib.parse.urlsplit(self.config.uri).hostname or "") in LOCAL_HOSTS
         )
         root = self.config.work_dir or Path(tempfile.gettempdir()) / "osworld-mcp-env-vm"
         root.mkdir(parents=True, exist_ok=True)
@@ -251,7 +258,8 @@ class LibvirtDesktop(GuestBackedDesktop):
         self.generation = 0  # bumped whenever the guest's processes are replaced (new VM or revert)
         self.boots = 0  # full boots; a reset by snapshot revert does not count
         self.boot_s = 0.0
-        self.host_port = 0
+        self.host_port = 0  # the guest server's port on this machine's loopback
+        self._tunnel: SshTunnel | None = None  # to a remote libvirt host's loopback
         self.client = self._new_client(0)
         # The host end of the tool route; the VM's port is set at every boot.
         self._tools = HostRelay(self.instance_dir / "mcp.sock", self._token) if self._tools_wanted else None
@@ -308,13 +316,22 @@ class LibvirtDesktop(GuestBackedDesktop):
         ]
         subprocess.run(command, check=True, capture_output=True)
         self.console_log.unlink(missing_ok=True)
-        self.host_port = free_loopback_port()
+        # Ports on the libvirt host's loopback (QEMU's forwards); through an SSH tunnel when
+        # that host is another machine, else the same ports here.
+        osworld = self.config.guest_api == "osworld"
+        vm_host_port = free_loopback_port()
+        vm_forwards = {name: free_loopback_port() for name in OSWORLD_FORWARDS} if osworld else {}
+        vm_tool_port = free_loopback_port() if self._tools is not None else None
+        reach = self._reach([vm_host_port, *vm_forwards.values(), *([vm_tool_port] if vm_tool_port else [])])
+        self.host_port = reach[vm_host_port]
         self.client.close()
         self.client = self._new_client(self.host_port)
-        osworld = self.config.guest_api == "osworld"
-        self.forwarded_ports = {name: free_loopback_port() for name in OSWORLD_FORWARDS} if osworld else {}
-        if self._tools is not None:
-            self._tools.target = ("127.0.0.1", free_loopback_port())
+        self.forwarded_ports = {name: reach[port] for name, port in vm_forwards.items()}
+        if self._tools is not None and vm_tool_port is not None:
+            self._tools.target = ("127.0.0.1", reach[vm_tool_port])
+        forwards = [(port, OSWORLD_FORWARDS[name]) for name, port in vm_forwards.items()]
+        if vm_tool_port is not None:
+            forwards.append((vm_tool_port, self.config.tool_port))
         spec = DomainSpec(
             name=self.name,
             accel=self.accel,
@@ -324,10 +341,10 @@ class LibvirtDesktop(GuestBackedDesktop):
             initrd=self.image_dir / "initrd.img" if self.image_dir else None,
             disk=self.overlay,
             console_log=self.console_log,
-            host_port=self.host_port,
+            host_port=vm_host_port,
             guest_port=OSWORLD_GUEST_PORT if osworld else self.config.guest_port,
             fw_cfg_file=self.instance_dir / "fw_cfg",
-            forwards=self._forwards(),
+            forwards=tuple(forwards),
         )
         try:
             self._launch(spec)
@@ -356,12 +373,25 @@ class LibvirtDesktop(GuestBackedDesktop):
         except libvirt.libvirtError as exc:
             raise DesktopStartError(f"libvirt could not snapshot the ready VM: {exc}") from exc
 
-    def _forwards(self) -> tuple[tuple[int, int], ...]:
-        """(loopback port, guest port) pairs besides the guest server's: OSWorld's apps, the tool relay."""
-        pairs = [(port, OSWORLD_FORWARDS[name]) for name, port in self.forwarded_ports.items()]
-        if self._tools is not None:
-            pairs.append((self._tools.target[1], self.config.tool_port))
-        return tuple(pairs)
+    def _reach(self, vm_ports: list[int]) -> dict[int, int]:
+        """Where this machine reaches each port of the libvirt host's loopback.
+
+        The same port for a local URI; for a ``qemu+ssh://`` URI naming another machine a
+        new SSH tunnel (the previous boot's closed) forwards fresh local ports to them.
+        """
+        if self._tunnel is not None:
+            self._tunnel.close()
+            self._tunnel = None
+        target = ssh_target(self.config.uri, tunnel_local=self.config.tunnel_local)
+        if target is None:
+            return {port: port for port in vm_ports}
+        forwards: dict[int, int] = {}
+        while len(forwards) < len(vm_ports):  # with the libvirt host here too, never a VM's port
+            local = free_loopback_port()
+            if local not in vm_ports and local not in forwards:
+                forwards[local] = vm_ports[len(forwards)]
+        self._tunnel = SshTunnel(target, forwards, self.instance_dir / "ssh.log")
+        return {remote: local for local, remote in forwards.items()}
 
     def _launch(self, spec: DomainSpec) -> None:
         """Defines and starts the domain; a failed start leaves no definition behind."""
@@ -441,6 +471,8 @@ class LibvirtDesktop(GuestBackedDesktop):
         """Destroys the VM, undefines it and deletes its overlay; safe to call twice."""
         self.client.close()
         self._finalizer()
+        if self._tunnel is not None:
+            self._tunnel.close()
         with contextlib.suppress(Exception):
             self._conn.close()
         _LIVE.discard(self)
