@@ -37,6 +37,7 @@ import tempfile
 import time
 import urllib.parse
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -404,16 +405,7 @@ class LibvirtDesktop(GuestBackedDesktop):
             raise
 
     def _wait_ready(self, started: float, timeout: float) -> None:
-        while not self.client.health(timeout=2.0):
-            if not self.running:
-                raise DesktopStartError(
-                    f"The VM stopped before its guest server answered: {self._diagnostics()}"
-                )
-            if time.monotonic() - started > timeout:
-                raise DesktopStartError(
-                    f"The VM's guest server did not answer within {timeout:g} s: {self._diagnostics()}"
-                )
-            time.sleep(0.2)
+        self._wait_for(lambda: self.client.health(timeout=2.0), "guest server", started, timeout)
 
     def _wait_tools(self, started: float, timeout: float) -> None:
         """Waits until the MCP tool host answers through both relays.
@@ -423,22 +415,27 @@ class LibvirtDesktop(GuestBackedDesktop):
         if self._tools is None:
             return
         probe = GuestClient(unix_socket=str(self._tools.path), timeout=2.0)
+
+        def answered() -> bool:
+            with contextlib.suppress(GuestRequestError):
+                return probe.request("GET", "/health", timeout=2.0)[0] == 200
+            return False
+
         try:
-            while True:
-                with contextlib.suppress(GuestRequestError):
-                    if probe.request("GET", "/health", timeout=2.0)[0] == 200:
-                        return
-                if not self.running:
-                    raise DesktopStartError(
-                        f"The VM stopped before its MCP tool host answered: {self._diagnostics()}"
-                    )
-                if time.monotonic() - started > timeout:
-                    raise DesktopStartError(
-                        f"The VM's MCP tool host did not answer within {timeout:g} s: {self._diagnostics()}"
-                    )
-                time.sleep(0.2)
+            self._wait_for(answered, "MCP tool host", started, timeout)
         finally:
             probe.close()
+
+    def _wait_for(self, answered: Callable[[], bool], what: str, started: float, timeout: float) -> None:
+        """Polls ``answered`` until it holds; a VM that stopped or a passed deadline is a start error."""
+        while not answered():
+            if not self.running:
+                raise DesktopStartError(f"The VM stopped before its {what} answered: {self._diagnostics()}")
+            if time.monotonic() - started > timeout:
+                raise DesktopStartError(
+                    f"The VM's {what} did not answer within {timeout:g} s: {self._diagnostics()}"
+                )
+            time.sleep(0.2)
 
     def restart(self, *, full: bool = False) -> None:
         """Returns to the episode-start state: a snapshot revert, or a new VM on a new overlay.
