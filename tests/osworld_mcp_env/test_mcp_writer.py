@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import signal
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -10,7 +11,9 @@ import docx
 import pytest
 from docx.enum.text import WD_ALIGN_PARAGRAPH
 from mcp_sandbox import Sandbox, ToolCaller
+from osworld_mcp_env.mcp_servers.uno_conn import OFFICE_PROCESS_NAMES
 from PIL import Image
+from polling import wait_until
 
 pytestmark = [pytest.mark.desktop, pytest.mark.timeout(90)]
 HAVE_MATH = Path("/usr/lib/libreoffice/program/libsmlo.so").exists()
@@ -114,3 +117,19 @@ def test_a_catastrophic_regex_is_stopped_and_the_office_keeps_serving(
     text = call.error(NS + "set_color", pattern="(a|aa)+$", color=0xFF0000)
     assert "took over 2.0 s" in text and "simplify" in text
     assert call.effect(NS + "set_color", pattern="mat", color=0xFF0000)["count"] == 1
+
+
+def test_a_killed_office_is_reported_at_once_and_a_new_one_serves(
+    call: ToolCaller, document: Path, sandbox: Sandbox
+) -> None:
+    """No office process: the tools say so instead of retrying; the next office is reconnected to."""
+    assert call.effect(NS + "set_color", pattern="cat", color=0xFF0000)["count"] == 2  # a live bridge
+    sandbox.signal("soffice.bin", signal.SIGKILL)
+    wait_until(lambda: not any(sandbox.pids(name) for name in OFFICE_PROCESS_NAMES), 60, "the office to exit")
+    assert "LibreOffice is not running" in call.error(NS + "set_color", pattern="cat", color=0)
+    reopened = sandbox.open_document("after_the_crash.docx", document.read_bytes())
+    assert call.effect(NS + "set_color", pattern="cat", color=0x00FF00)["count"] == 2
+    assert (
+        str({r.text: r for p in saved(call, reopened).paragraphs for r in p.runs}["cat"].font.color.rgb)
+        == "00FF00"
+    )

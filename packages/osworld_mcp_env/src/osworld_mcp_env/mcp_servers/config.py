@@ -121,7 +121,8 @@ class ServerConfig:
         },
     )
     uno_timeout_s: float = field(
-        default=5.0, metadata={"help": "How long to wait for LibreOffice to accept the UNO connection."}
+        default=30.0,
+        metadata={"help": "How long to wait for a running LibreOffice to accept the UNO connection."},
     )
     vlc_url: str = field(default="http://127.0.0.1:8080", metadata={"help": "VLC's HTTP interface."})
     vlc_password: str = field(default="password", metadata={"help": "VLC HTTP password (user is empty)."})

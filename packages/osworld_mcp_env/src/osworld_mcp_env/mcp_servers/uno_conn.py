@@ -54,10 +54,11 @@ class UnoSession:
 
     Args:
         url: The UNO URL (``uno:pipe,name=...;urp;StarOffice.ComponentContext``).
-        timeout_s: How long ``desktop()`` retries a refused connection.
+        timeout_s: How long ``desktop()`` retries a refused connection while an office
+            process runs (it is starting, or restarting after a crash).
     """
 
-    def __init__(self, url: str, timeout_s: float = 5.0) -> None:
+    def __init__(self, url: str, timeout_s: float = 30.0) -> None:
         self.url = url
         self.timeout_s = timeout_s
         self._lock = threading.Lock()
@@ -86,16 +87,25 @@ class UnoSession:
         uno = _uno()
         local = uno.getComponentContext()
         resolver = local.ServiceManager.createInstanceWithContext("com.sun.star.bridge.UnoUrlResolver", local)
+        # A refusal is retried only while an office process exists: one that is starting
+        # (or restarting) accepts within seconds on an idle machine but far later on a busy
+        # one, so the wait follows the process, not a guess of its start-up time.
         deadline = time.monotonic() + self.timeout_s
         while True:
             try:
                 ctx = resolver.resolve(self.url)
                 break
             except Exception as exc:  # NoConnectException is a uno.Exception subclass
-                if not type(exc).__name__.endswith("NoConnectException") or time.monotonic() > deadline:
+                if not type(exc).__name__.endswith("NoConnectException"):
                     raise ToolError(
-                        f"LibreOffice is not reachable at {self.url} ({type(exc).__name__}); "
-                        "is an office running with the matching --accept string?"
+                        f"LibreOffice is not reachable at {self.url} ({type(exc).__name__})"
+                    ) from exc
+                if not office_process_running():
+                    raise ToolError("LibreOffice is not running; open a document in it first") from exc
+                if time.monotonic() > deadline:
+                    raise ToolError(
+                        f"LibreOffice runs but did not accept a UNO connection at {self.url} within "
+                        f"{self.timeout_s:g} s; was it started with a matching --accept string?"
                     ) from exc
                 time.sleep(0.05)
         self._ctx = ctx
@@ -152,6 +162,23 @@ class UnoSession:
     def close(self) -> None:
         """Forgets the connection (the office keeps running)."""
         self.reset()
+
+
+OFFICE_PROCESS_NAMES = frozenset({"soffice", "soffice.bin", "oosplash"})
+
+
+def office_process_running(proc: Path = Path("/proc")) -> bool:
+    """True while a LibreOffice process (its launcher script, splash or office) is running.
+
+    The tool host shares the desktop's PID namespace, so ``/proc`` lists the user's processes.
+    """
+    for entry in proc.glob("[0-9]*"):
+        try:
+            if (entry / "comm").read_text().strip() in OFFICE_PROCESS_NAMES:
+                return True
+        except OSError:
+            continue  # exited while we looked
+    return False
 
 
 def _supports(component: Any, kind: str) -> bool:
