@@ -18,9 +18,10 @@ from pathlib import Path
 
 import pytest
 from osworld_mcp_env.backends import local
+from osworld_mcp_env.backends.cgroups import DEFAULT_CPU_WEIGHT, GROUP_NAME
 from osworld_mcp_env.env import OSWorldMCPEnv
 from osworld_mcp_env.errors import DesktopStartError
-from osworld_mcp_env.prepared_reset import PreparedEpisode, ResetPreparer
+from osworld_mcp_env.prepared_reset import PREPARING_CPU_WEIGHT, PreparedEpisode, ResetPreparer
 from osworld_mcp_env.tasks import load_task
 from osworld_mcp_env.tasks.bundled import bundled_solution
 from osworld_mcp_env.tasks.context import TaskContext
@@ -74,6 +75,22 @@ def pids_of_uids(uids: set[int]) -> list[int]:
     return found
 
 
+def in_group(pids: list[int], group: Path) -> bool:
+    """Every live one of ``pids`` is in the CPU cgroup ``group`` (a v1 ``cpu`` tree or v2's unified one)."""
+
+    def member(line: str) -> bool:
+        _id, controllers, path = line.split(":", 2)
+        return path == f"/{GROUP_NAME}/{group.name}" and (
+            controllers == "" or "cpu" in controllers.split(",")
+        )
+
+    return all(
+        any(member(line) for line in Path(f"/proc/{pid}/cgroup").read_text().splitlines())
+        for pid in pids
+        if alive(pid)
+    )
+
+
 def gone(desktop) -> bool:
     """The desktop's sandbox, processes and directories no longer exist."""
     uids = {desktop.uids.infra, desktop.uids.desktop}
@@ -94,6 +111,10 @@ def test_prepared_reset_after_a_hostile_episode_equals_a_cold_reset(make_env):
     assert prepared is not None
     prepared_pids = prepared.desktop.processes()
     assert prepared_pids
+    cgroup = prepared.desktop.cgroup
+    if cgroup.cpu_group is not None:  # the host gives CPU cgroups (CI's and ours do)
+        assert cgroup.cpu_weight == PREPARING_CPU_WEIGHT and in_group(prepared_pids, cgroup.cpu_group)
+        assert env.unwrapped.desktop.cgroup.cpu_weight == DEFAULT_CPU_WEIGHT
 
     # Episode N's agent looks for the prepared desktop, then attacks everything it can reach.
     listing, _ = bash(env, "ps -eo comm=")
@@ -110,6 +131,7 @@ def test_prepared_reset_after_a_hostile_episode_equals_a_cold_reset(make_env):
 
     obs, info = env.reset(options={"task": TASK, "prepare_next": TASK})
     assert "prepared_ms" in info["timings"] and env.unwrapped.desktop is prepared.desktop
+    assert cgroup.cpu_group is None or cgroup.cpu_weight == DEFAULT_CPU_WEIGHT  # the episode's now
     state = desktop_state(env, info)
     assert not [path for path in state["files"] if "planted" in path]
     assert state == cold
@@ -179,6 +201,8 @@ def test_prepared_resets_are_off_by_default():
         assert env.preparer is None and env.prepare_reset(TASK) is False
     finally:
         env.close()
+    with pytest.raises(ValueError, match="preparing_cpu_weight must be in 1..10000"):
+        OSWorldMCPEnv(task=TASK, prepare_resets=True, preparing_cpu_weight=0)
 
 
 class Resource:

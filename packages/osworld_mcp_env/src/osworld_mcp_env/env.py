@@ -38,6 +38,8 @@ from osworld_mcp_env.actions import (
 )
 from osworld_mcp_env.apps import app_from_wm_class
 from osworld_mcp_env.backends import Desktop, make_desktop
+from osworld_mcp_env.backends.base import CpuWeighted
+from osworld_mcp_env.backends.cgroups import DEFAULT_CPU_WEIGHT
 from osworld_mcp_env.deadline import budget, deadline
 from osworld_mcp_env.env_tools import ToolCatalog
 from osworld_mcp_env.errors import (
@@ -60,7 +62,7 @@ from osworld_mcp_env.info import (
     ToolCallRecord,
     ToolSchema,
 )
-from osworld_mcp_env.prepared_reset import PreparedEpisode, Register, ResetPreparer
+from osworld_mcp_env.prepared_reset import PREPARING_CPU_WEIGHT, PreparedEpisode, Register, ResetPreparer
 from osworld_mcp_env.spaces import Call, action_space, fit_text_fields, observation_space
 from osworld_mcp_env.tasks.bundled import materialize_bundled_files
 from osworld_mcp_env.tasks.context import TaskContext, TaskRunConfig
@@ -113,6 +115,9 @@ class EnvConfig:
             in the background on a second, fresh sandbox, and a reset to that task swaps
             to it. Costs a second desktop's memory and CPU while it is prepared; at most
             one per env. Off: both are ignored.
+        preparing_cpu_weight: The CPU weight of a desktop while it is prepared, against
+            the episode's (100, cgroups' default; 1-10000): the agent's desktop comes first
+            under contention. Where the backend has no CPU cgroup it is ignored.
     """
 
     backend: str = "local"
@@ -132,8 +137,11 @@ class EnvConfig:
     limits: ActionLimits = field(default_factory=ActionLimits)
     backend_options: dict[str, Any] = field(default_factory=dict)
     prepare_resets: bool = False
+    preparing_cpu_weight: int = PREPARING_CPU_WEIGHT
 
     def __post_init__(self) -> None:
+        if not 1 <= self.preparing_cpu_weight <= 10000:
+            raise ValueError(f"preparing_cpu_weight must be in 1..10000, got {self.preparing_cpu_weight}.")
         if self.max_steps < 1:
             raise ValueError(f"max_steps must be >= 1, got {self.max_steps}.")
         if not self.step_timeout_s > 0:
@@ -418,6 +426,8 @@ class OSWorldMCPEnv(gym.Env[dict[str, Any], Call]):
         """The cold start's steps on a new desktop of its own (on the preparer's thread)."""
         desktop = self._make_desktop()
         register(desktop)
+        if isinstance(desktop, CpuWeighted):
+            desktop.set_cpu_weight(self.config.preparing_cpu_weight)  # the running episode comes first
         context = self._new_context(task, Path(self._work_dir.name) / f"prepared-{next(self._prepared_ids)}")
         self._set_up(task, desktop, context)
         socket = desktop.tool_socket() if self.config.enable_mcp else None
@@ -437,6 +447,8 @@ class OSWorldMCPEnv(gym.Env[dict[str, Any], Call]):
         assert self._preparer is not None
         started = time.perf_counter()
         used_desktop, used_tools, used_context = self._desktop, self._tools, self._context
+        if isinstance(prepared.desktop, CpuWeighted):
+            prepared.desktop.set_cpu_weight(DEFAULT_CPU_WEIGHT)
         self._desktop, self._tools, self._context = prepared.desktop, prepared.tools, prepared.context
         self._preparer.recycle(used_tools, used_desktop)
         if used_context is not None:

@@ -171,3 +171,16 @@ class Desktop(Protocol):
     def close(self) -> None:
         """Stops the desktop; no process or temporary file may remain."""
         ...
+
+
+@runtime_checkable
+class CpuWeighted(Protocol):
+    """A desktop whose share of the host's CPU can be changed (the local backend's cgroup).
+
+    The env lowers it for a desktop prepared in the background for the next episode and
+    restores it when that desktop becomes the episode's.
+    """
+
+    def set_cpu_weight(self, weight: int) -> None:
+        """Sets the weight against other desktops (1-10000; 100 is the default)."""
+        ...

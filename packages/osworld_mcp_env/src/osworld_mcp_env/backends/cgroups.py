@@ -1,4 +1,4 @@
-"""Memory and process bounds of one desktop, from the host's cgroups.
+"""Memory and process bounds of one desktop, and its CPU weight, from the host's cgroups.
 
 An agent can fill RAM-backed ``/tmp`` or fork without end; rlimits alone bound
 neither well (``RLIMIT_AS`` breaks Chromium, which reserves terabytes of address
@@ -7,6 +7,10 @@ layouts are handled: cgroup v2 (one unified tree) and v1 (one tree per controlle
 as on hosts with a hybrid mount). Where neither is writable the desktop runs
 without these bounds and :attr:`DesktopCgroup.active` says so; the sandbox's
 rlimits and size-capped tmpfs mounts still hold.
+
+The CPU weight is a priority, not a bound: a desktop prepared in the background for
+the next episode (``prepared_reset``) gets a low one, so that under contention the
+episode the agent is acting in gets the CPU first.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from pathlib import Path
 
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 GROUP_NAME = "osworld-mcp-env"
+DEFAULT_CPU_WEIGHT = 100  # cgroup v2's default and scale (1-10000); v1 shares are 10.24x it
 
 
 @dataclass(frozen=True)
@@ -30,10 +35,12 @@ class CgroupLimits:
     Attributes:
         memory_bytes: Memory of all its processes plus its tmpfs pages.
         max_tasks: Processes plus threads (Chromium alone runs a few hundred threads).
+        cpu_weight: Its share of the CPU against other desktops under contention.
     """
 
     memory_bytes: int
     max_tasks: int
+    cpu_weight: int = DEFAULT_CPU_WEIGHT
 
 
 def _controllers_v2() -> set[str]:
@@ -54,11 +61,15 @@ class DesktopCgroup:
         self.name = name
         self.limits = limits
         self.directories: list[Path] = []
+        self.cpu_group: Path | None = None  # where the CPU weight is set; a v1 tree of its own
+        self._unified = False  # cgroup v2
         try:
             self._create()
         except OSError:
             self.close()
             self.directories = []
+        with contextlib.suppress(OSError):  # a priority only: the desktop runs without one
+            self._create_cpu()
 
     @property
     def active(self) -> bool:
@@ -74,6 +85,7 @@ class DesktopCgroup:
             group = parent / self.name
             group.mkdir(exist_ok=True)
             self.directories.append(group)
+            self._unified = True
             (group / "memory.max").write_text(str(self.limits.memory_bytes))
             (group / "memory.swap.max").write_text("0")
             (group / "pids.max").write_text(str(self.limits.max_tasks))
@@ -90,15 +102,60 @@ class DesktopCgroup:
             for key, value in settings.items():
                 (group / key).write_text(str(value))
 
+    def _create_cpu(self) -> None:
+        if self._unified:
+            if "cpu" not in _controllers_v2():
+                return
+            for parent in (CGROUP_ROOT, CGROUP_ROOT / GROUP_NAME):
+                (parent / "cgroup.subtree_control").write_text("+cpu")
+            self.cpu_group = self.directories[0]
+        elif _writable(CGROUP_ROOT / "cpu") and (CGROUP_ROOT / "cpu" / "cpu.shares").exists():
+            group = CGROUP_ROOT / "cpu" / GROUP_NAME / self.name
+            group.mkdir(parents=True, exist_ok=True)
+            self.cpu_group = group
+        else:
+            return
+        self.set_cpu_weight(self.limits.cpu_weight)
+
+    @property
+    def cpu_weight(self) -> int | None:
+        """The weight the kernel holds (v1 shares read back on v2's scale); None without a CPU cgroup."""
+        if self.cpu_group is None:
+            return None
+        try:
+            if (self.cpu_group / "cpu.weight").exists():
+                return int((self.cpu_group / "cpu.weight").read_text())
+            return round(int((self.cpu_group / "cpu.shares").read_text()) * DEFAULT_CPU_WEIGHT / 1024)
+        except (OSError, ValueError):
+            return None
+
+    def set_cpu_weight(self, weight: int) -> None:
+        """Sets the desktop's CPU weight (1-10000, default 100); a no-op without a CPU cgroup."""
+        if not 1 <= weight <= 10000:
+            raise ValueError(f"cpu weight must be in 1..10000, got {weight}")
+        if self.cpu_group is None:
+            return
+        if self._unified:
+            (self.cpu_group / "cpu.weight").write_text(str(weight))
+        else:
+            (self.cpu_group / "cpu.shares").write_text(str(max(2, weight * 1024 // DEFAULT_CPU_WEIGHT)))
+
     def add(self, pid: int) -> None:
         """Moves ``pid`` into the cgroup(s); its children are born inside."""
-        for group in self.directories:
+        for group in self._groups():
             (group / "cgroup.procs").write_text(str(pid))
 
     def close(self, timeout: float = 10.0) -> None:
         """Kills what is still inside and removes the cgroup(s)."""
-        for group in self.directories:
+        for group in self._groups():
             remove_group(group, timeout)
+
+    def _groups(self) -> list[Path]:
+        """Every group the desktop's processes join (the v1 CPU tree is apart from the bounds')."""
+        extra = (
+            [self.cpu_group] if self.cpu_group is not None and self.cpu_group not in self.directories else []
+        )
+        return [*self.directories, *extra]
 
 
 def remove_group(group: Path, timeout: float = 10.0) -> None:
@@ -130,7 +187,10 @@ def sweep_stale_groups(is_stale: Callable[[str], bool]) -> None:
         is_stale: Tells from a cgroup's name (the instance directory's) whether its
             desktop is dead; only empty groups are removed in any case.
     """
-    bases = (CGROUP_ROOT / GROUP_NAME, CGROUP_ROOT / "memory" / GROUP_NAME, CGROUP_ROOT / "pids" / GROUP_NAME)
+    bases = [
+        CGROUP_ROOT / GROUP_NAME,
+        *(CGROUP_ROOT / tree / GROUP_NAME for tree in ("memory", "pids", "cpu")),
+    ]
     for base in bases:
         if not base.is_dir():
             continue

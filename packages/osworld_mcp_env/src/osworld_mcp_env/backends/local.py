@@ -285,8 +285,14 @@ class LocalDesktop(GuestBackedDesktop):
             time.sleep(0.01)
 
     def _enter_cgroup(self, pid: int) -> None:
-        if self.cgroup.active:
-            self.cgroup.add(pid)
+        self.cgroup.add(pid)
+
+    def set_cpu_weight(self, weight: int) -> None:
+        """Sets the desktop's CPU weight against other desktops (1-10000, default 100).
+
+        A no-op where the host gives no CPU cgroup.
+        """
+        self.cgroup.set_cpu_weight(weight)
 
     def restart(self, *, full: bool = False) -> None:
         """Returns to the episode-start state: no process of the desktop user, a fresh home.
