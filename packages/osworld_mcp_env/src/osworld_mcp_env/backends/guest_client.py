@@ -37,6 +37,7 @@ from osworld_mcp_env.errors import (
     InputRejected,
     StaleFrameError,
 )
+from osworld_mcp_env.guest.frame_delta import apply_runs, parse_runs
 
 # The guest stops long work (typing, settling) this long before the caller's deadline,
 # so that its answer, not the socket timeout, ends the request.
@@ -87,6 +88,10 @@ class GuestClient:
         self.timeout = timeout
         self._local = threading.local()
         self._screen_size: tuple[int, int] | None = None
+        # The last frame received, patched by the guest's changed rows (``guest.frame_delta``).
+        self._frame_lock = threading.Lock()
+        self._frame_id = ""
+        self._frame = bytearray()
 
     # --- transport -----------------------------------------------------------
     def _connection(self, timeout: float) -> http.client.HTTPConnection:
@@ -249,18 +254,40 @@ class GuestClient:
         return data
 
     def screenshot(self, *, with_layout: bool = False, timeout: float | None = None) -> ScreenCapture:
-        """``GET /frame``: raw BGRA converted to an RGB array (with the layout hash if asked)."""
-        path = "/frame?layout=1" if with_layout else "/frame"
-        status, headers, data = self.request("GET", path, timeout=timeout)
-        if status != 200:
-            raise _status_error("/frame", status, data)
-        with _reading("/frame"):
-            width, height = int(headers["x-width"]), int(headers["x-height"])
-            return ScreenCapture(
-                pixels=bgra_to_rgb(data, width, height),
-                layout_hash=headers.get("x-layout-hash", ""),
-                active_window=_window(headers.get("x-active-window")),
-            )
+        """``GET /frame``: raw BGRA converted to an RGB array (with the layout hash if asked).
+
+        The request names the last frame received, so the guest sends only the rows
+        that changed since (a VM's frames cross a slow network); the reply patches it.
+        """
+        with self._frame_lock:
+            path = f"/frame?since={quote(self._frame_id)}" + ("&layout=1" if with_layout else "")
+            status, headers, data = self.request("GET", path, timeout=timeout)
+            if status != 200:
+                raise _status_error("/frame", status, data)
+            with _reading("/frame"):
+                width, height = int(headers["x-width"]), int(headers["x-height"])
+                pixels = bgra_to_rgb(self._patched_frame(headers, data, width, height), width, height)
+                return ScreenCapture(
+                    pixels=pixels,
+                    layout_hash=headers.get("x-layout-hash", ""),
+                    active_window=_window(headers.get("x-active-window")),
+                )
+
+    def _patched_frame(
+        self, headers: Mapping[str, str], data: bytes, width: int, height: int
+    ) -> bytes | bytearray:
+        """The whole BGRA frame of a ``/frame`` reply: the body, or the last frame patched by it."""
+        base = headers.get("x-frame-base")
+        if base is None:
+            frame_id = headers.get("x-frame-id", "")
+            self._frame_id, self._frame = frame_id, bytearray(data) if frame_id else bytearray()
+            return data
+        if base != self._frame_id or len(self._frame) != width * height * 4:
+            raise ValueError(f"a change against frame {base!r}, but the client holds {self._frame_id!r}")
+        self._frame_id = ""  # a patch that fails half-way leaves no base to patch again
+        apply_runs(self._frame, parse_runs(headers.get("x-frame-rows", "")), data, width * 4)
+        self._frame_id = headers["x-frame-id"]
+        return self._frame
 
     def png_screenshot(self) -> bytes:
         """``GET /screenshot`` (OSWorld's PNG)."""
@@ -340,8 +367,10 @@ class GuestClient:
             return float(reply["settle_ms"])
 
     def close(self) -> None:
-        """Closes this thread's connection."""
+        """Closes this thread's connection and forgets the last frame."""
         self._drop_connection()
+        with self._frame_lock:
+            self._frame_id, self._frame = "", bytearray()
 
 
 @contextlib.contextmanager
@@ -387,7 +416,7 @@ def _window(header: str | None) -> WindowInfo | None:
     return WindowInfo(**data) if data else None
 
 
-def bgra_to_rgb(data: bytes | np.ndarray, width: int, height: int) -> np.ndarray:
+def bgra_to_rgb(data: bytes | bytearray | np.ndarray, width: int, height: int) -> np.ndarray:
     """Converts a BGRA/BGRX buffer to an (H, W, 3) RGB array.
 
     Three channel copies cost ~4 ms for 1920x1080; one reversed-stride copy

@@ -12,6 +12,7 @@ import time
 from typing import Any
 
 from osworld_mcp_env.actions import INPUT_ACTIONS
+from osworld_mcp_env.guest.frame_delta import format_runs, pack_runs
 from osworld_mcp_env.guest.settle import SettleConfig
 from osworld_mcp_env.guest.state import Guest
 from osworld_mcp_env.guest.transport import Request, RequestError, Response, route
@@ -20,15 +21,29 @@ from osworld_mcp_env.guest.xinput import InputCancelled, UnknownKey
 
 @route("/frame", "GET")
 def frame(guest: Guest, request: Request) -> Response:
-    """A raw BGRA capture: no PNG cost; size (and layout hash with ``?layout=1``) in headers."""
+    """A raw BGRA capture: no PNG cost; size (and layout hash with ``?layout=1``) in headers.
+
+    With ``?since=ID`` (empty for none) the frame gets an id (``X-Frame-Id``) and, when
+    ``ID`` is the last frame sent, only its changed rows go out: ``X-Frame-Base: ID``
+    and ``X-Frame-Rows: top-bottom,...``, the body their bytes (``guest.frame_delta``).
+    """
     shot = guest.screen.grab()
     headers = {"X-Width": str(shot.width), "X-Height": str(shot.height)}
+    body: bytes | memoryview = shot.bgra
+    since = request.query.get("since")
+    if since is not None:
+        frame_id, runs = guest.frames.record(shot.bgra, shot.width, shot.height, since)
+        headers["X-Frame-Id"] = frame_id
+        if runs is not None:
+            headers["X-Frame-Base"] = since
+            headers["X-Frame-Rows"] = format_runs(runs)
+            body = pack_runs(shot.bgra, runs, shot.width * 4)
     if request.query.get("layout") == "1":
         headers["X-Layout-Hash"] = guest.windows.layout_hash()
     # The focused window rides along: one round trip per observation instead of two.
     active = guest.windows.active()
     headers["X-Active-Window"] = json.dumps(active.to_dict() if active else None, ensure_ascii=True)
-    return Response(shot.bgra, content_type="application/octet-stream", headers=headers)
+    return Response(body, content_type="application/octet-stream", headers=headers)
 
 
 @route("/windows", "GET")

@@ -11,6 +11,7 @@ import time
 from typing import Any
 
 from osworld_mcp_env.guest.damage import DamageWatch
+from osworld_mcp_env.guest.frame_delta import FrameHistory
 from osworld_mcp_env.guest.screen import Screen
 from osworld_mcp_env.guest.settle import SettleConfig, Settler
 from osworld_mcp_env.guest.transport import RequestError
@@ -32,6 +33,7 @@ class Guest:
     def __init__(self, settle: SettleConfig | None = None, session: SessionConfig | None = None) -> None:
         self.xconn = XConnection()
         self.screen = Screen()
+        self.frames = FrameHistory()  # the last frame sent, for ``/frame?since=``
         self.settler = Settler(DamageWatch())
         self.input = InputDevice(self.xconn, pace=functools.partial(self.settler.wait, TYPING_PACE))
         self.windows = WindowManager(self.xconn)

@@ -168,7 +168,7 @@ class Handler(BaseHTTPRequestHandler):
             if key not in ROUTES:
                 raise RequestError(404, ROUTES.unknown_message(key))
             handler = ROUTES.get(key)
-            query = dict(urllib.parse.parse_qsl(parsed.query))
+            query = dict(urllib.parse.parse_qsl(parsed.query, keep_blank_values=True))
             request = Request(method, parsed.path, query, self.headers, body, self.connection)
             response = handler(self.server.guest, request)
         except RequestError as exc:

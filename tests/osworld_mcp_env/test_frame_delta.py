@@ -1,0 +1,126 @@
+"""Frames sent as the rows changed since the client's copy: exact reconstruction, never a wrong base."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+from osworld_mcp_env.backends.guest_client import bgra_to_rgb
+from osworld_mcp_env.guest.frame_delta import (
+    MERGE_GAP_ROWS,
+    FrameHistory,
+    RowRun,
+    apply_runs,
+    changed_runs,
+    format_runs,
+    pack_runs,
+    parse_runs,
+)
+
+WIDTH, HEIGHT = 64, 100
+ROW = WIDTH * 4
+
+
+def frame(seed: int) -> bytearray:
+    return bytearray(random.Random(seed).randbytes(ROW * HEIGHT))
+
+
+def touch(buffer: bytearray, row: int, column: int = 0) -> None:
+    buffer[row * ROW + column * 4] ^= 0xFF
+
+
+def test_equal_frames_have_no_runs_and_changed_rows_are_found_and_merged():
+    base = frame(1)
+    assert changed_runs(base, bytes(base), ROW) == []
+    changed = bytearray(base)
+    touch(changed, 5)
+    touch(changed, 5 + MERGE_GAP_ROWS + 1, column=WIDTH - 1)  # a gap of MERGE_GAP_ROWS rows: merged
+    touch(changed, 60)  # far away: its own run
+    touch(changed, HEIGHT - 1)  # the last row of the last (short) band
+    assert changed_runs(base, changed, ROW) == [
+        RowRun(5, 5 + MERGE_GAP_ROWS + 2),
+        RowRun(60, 61),
+        RowRun(HEIGHT - 1, HEIGHT),
+    ]
+    with pytest.raises(ValueError, match="different sizes"):
+        changed_runs(base, base[:-ROW], ROW)
+
+
+def test_packed_runs_rebuild_the_new_frame_exactly():
+    rng = random.Random(7)
+    for trial in range(50):
+        old = frame(trial)
+        new = bytearray(old)
+        for _ in range(rng.randrange(0, 12)):
+            touch(new, rng.randrange(HEIGHT), rng.randrange(WIDTH))
+        runs = changed_runs(old, new, ROW)
+        payload = pack_runs(new, runs, ROW)
+        assert len(payload) == sum(r.bottom - r.top for r in runs) * ROW < len(new) or runs == []
+        patched = bytearray(old)
+        apply_runs(patched, parse_runs(format_runs(runs)), payload, ROW)
+        assert patched == new
+
+
+def test_a_patch_that_does_not_fit_is_refused():
+    base = frame(2)
+    with pytest.raises(ValueError, match="outside a frame"):
+        apply_runs(base, [RowRun(HEIGHT - 1, HEIGHT + 1)], bytes(2 * ROW), ROW)
+    with pytest.raises(ValueError, match="the payload has"):
+        apply_runs(base, [RowRun(0, 1)], bytes(2 * ROW), ROW)
+    with pytest.raises(ValueError):
+        parse_runs("3-x")
+
+
+def test_history_sends_changes_only_against_the_frame_it_holds():
+    history = FrameHistory()
+    first, second = frame(3), frame(3)
+    touch(second, 10)
+    id1, runs = history.record(first, WIDTH, HEIGHT, since="")
+    assert runs is None  # the client holds nothing: the whole frame
+    id2, runs = history.record(second, WIDTH, HEIGHT, since=id1)
+    assert runs == [RowRun(10, 11)] and id2 != id1
+    assert history.record(second, WIDTH, HEIGHT, since=id1)[1] is None  # not the frame held (a lost reply)
+    id4, _ = history.record(second, WIDTH, HEIGHT, since="")
+    assert history.record(second, WIDTH, HEIGHT, since=id4)[1] == []  # nothing changed: nothing to send
+    last, _ = history.record(second, WIDTH, HEIGHT, since="")
+    assert history.record(bytes(ROW * 50), WIDTH, 50, since=last)[1] is None  # the screen was resized
+
+
+@pytest.mark.desktop
+def test_the_guest_sends_changed_rows_and_the_client_rebuilds_the_screen(desktop, monkeypatch):
+    """Through the desktop's guest server: an unchanged screen costs no pixels; a patched copy is exact."""
+    client = desktop.client
+
+    def raw(since: str) -> tuple[dict[str, str], bytes]:
+        status, headers, body = client.request("GET", f"/frame?since={since}")
+        assert status == 200
+        return headers, body
+
+    headers, full = raw("")
+    assert (
+        "x-frame-base" not in headers and len(full) == int(headers["x-width"]) * int(headers["x-height"]) * 4
+    )
+    unchanged, body = raw(headers["x-frame-id"])
+    assert (
+        unchanged["x-frame-base"] == headers["x-frame-id"] and unchanged["x-frame-rows"] == "" and body == b""
+    )
+
+    replies: list[dict[str, str]] = []
+    request = client.request
+
+    def recorded(*args, **kwargs):
+        reply = request(*args, **kwargs)
+        replies.append(reply[1])
+        return reply
+
+    monkeypatch.setattr(client, "request", recorded)
+    client.screenshot()  # the client now holds a frame
+    assert desktop.execute(["xsetroot", "-solid", "#336699"]).ok
+    desktop.settle()
+    patched = client.screenshot().pixels
+    assert replies[-1]["x-frame-base"] and replies[-1]["x-frame-rows"] == f"0-{patched.shape[0]}"
+    assert (patched[0, 0] == (0x33, 0x66, 0x99)).all()  # the root window's new colour came through a patch
+    _headers, whole = client.request("GET", "/frame")[1:]  # a whole frame, no history involved
+    assert np.array_equal(patched, bgra_to_rgb(whole, patched.shape[1], patched.shape[0]))
+    assert np.array_equal(client.screenshot().pixels, patched)  # no change: the held copy, unpatched
