@@ -131,7 +131,11 @@ def test_async_grpo_raises_reward_on_the_toy_env(tmp_path):
         rewards = [m["rollout/reward"] for m in logs]
         return np.mean(rewards[-3:]) - np.mean(rewards[:3])
 
-    gains = [gain(seed) for seed in (0, 1, 2)]
-    # As the sync learning test: reward is in [-1.25, 1]; 0.3 is far beyond the untrained policy's noise.
-    assert np.mean(gains) > 0.3, gains
-    assert sum(g > 0 for g in gains) >= 2, gains
+    # Which policy version a rollout samples from depends on thread scheduling, so a seed's
+    # gain varies from run to run (seed 1: 0.09-0.29 on a loaded 2-core machine); six seeds
+    # keep the mean's noise small. Untrained (lr 1e-12, 12 seeds) the gain has mean -0.01 and
+    # sd 0.30, so the mean of six has sd 0.12: 0.25 is 2 sd beyond it; trained, six seeds
+    # measured 0.57-0.59.
+    gains = [gain(seed) for seed in range(6)]
+    assert np.mean(gains) > 0.25, gains
+    assert sum(g > 0 for g in gains) >= 5, gains
