@@ -10,10 +10,12 @@ root only). Observations and input go through the same
 so the env code is the same on both.
 
 Readiness is the guest server answering ``/health`` (polled). Once it answers, an
-internal snapshot with the VM's RAM is taken; a reset reverts to it (seconds under
-TCG, instead of a minute of boot). A VM that died or cannot revert is replaced by a
+internal snapshot with the VM's RAM is taken; a reset loads it back into the running
+QEMU (about a second under TCG, instead of minutes of boot). A VM that died or cannot revert is replaced by a
 new one on a new overlay. ``close()`` destroys the domain, undefines it and deletes
-its overlay.
+its overlay. The domain is started with libvirt's autodestroy, so a process that dies
+without ``close()`` (SIGKILL, OOM) leaves no VM running; the definition and files it
+leaves are removed by the next desktop's start (``vm_owner.sweep_orphaned_domains``).
 
 With ``guest_api="osworld"`` the host speaks OSWorld's guest API only (port 5000, no
 token: :class:`~osworld_mcp_env.backends.osworld_guest_client.OSWorldGuestClient`),
@@ -57,6 +59,7 @@ from osworld_mcp_env.backends.vm_domain import (
     free_loopback_port,
     warn_once,
 )
+from osworld_mcp_env.backends.vm_owner import DomainOwner, sweep_orphaned_domains
 from osworld_mcp_env.errors import DesktopError, DesktopStartError, GuestRequestError
 from osworld_mcp_env.guest.token_relay import HostRelay
 
@@ -243,6 +246,7 @@ class LibvirtDesktop(GuestBackedDesktop):
                 f"Cannot connect to libvirt at {self.config.uri}: {exc}. Where no service manager "
                 f"runs, start the daemons with {START_LIBVIRTD} (as root)."
             ) from exc
+        sweep_orphaned_domains(self._conn)  # what desktops of dead processes left
         if self.config.enable_mcp and self.config.guest_api == "osworld":
             warn_once("mcp", "OSWorld's guest API serves no MCP tools: only GUI actions reach the VM.")
         self.forwarded_ports: dict[str, int] = {}  # OSWorld's Chrome and VLC ports, on the host's loopback
@@ -345,6 +349,7 @@ class LibvirtDesktop(GuestBackedDesktop):
             host_port=vm_host_port,
             guest_port=OSWORLD_GUEST_PORT if osworld else self.config.guest_port,
             fw_cfg_file=self.instance_dir / "fw_cfg",
+            owner=DomainOwner.this_process(self.instance_dir),
             forwards=tuple(forwards),
         )
         try:
@@ -395,11 +400,15 @@ class LibvirtDesktop(GuestBackedDesktop):
         return {remote: local for local, remote in forwards.items()}
 
     def _launch(self, spec: DomainSpec) -> None:
-        """Defines and starts the domain; a failed start leaves no definition behind."""
+        """Defines and starts the domain; a failed start leaves no definition behind.
+
+        Started with autodestroy: libvirt destroys the VM when ``self._conn`` closes, also
+        when this process dies without ``close()``.
+        """
         _destroy(self._conn, spec.name)
         self._dom = self._conn.defineXML(domain_xml(spec))
         try:
-            self._dom.create()
+            self._dom.createWithFlags(self._libvirt.VIR_DOMAIN_START_AUTODESTROY)
         except self._libvirt.libvirtError:
             _destroy(self._conn, spec.name)
             raise
@@ -452,9 +461,8 @@ class LibvirtDesktop(GuestBackedDesktop):
         if not full and self.running and self.config.reset_mode == "snapshot":
             started = time.monotonic()
             try:
-                snapshot = self._dom.snapshotLookupByName(SNAPSHOT_NAME)
                 self.client.close()
-                self._dom.revertToSnapshot(snapshot, self._libvirt.VIR_DOMAIN_SNAPSHOT_REVERT_RUNNING)
+                self._load_snapshot()
                 self.generation += 1
                 self._wait_ready(started, self.config.reset_timeout_s)
                 return
@@ -463,6 +471,20 @@ class LibvirtDesktop(GuestBackedDesktop):
         self.client.close()
         _destroy(self._conn, self.name)
         self.start()
+
+    def _load_snapshot(self) -> None:
+        """Loads the ready snapshot into the running QEMU process (its monitor's ``loadvm``).
+
+        Not libvirt's ``revertToSnapshot``: libvirt 9 replaces the QEMU process for it, and
+        the new one is not autodestroyed (measured: after one such reset, a killed owner's
+        VM kept running). ``loadvm`` reads the internal snapshot libvirt's snapshot took.
+        """
+        import libvirt_qemu
+
+        hmp = libvirt_qemu.VIR_DOMAIN_QEMU_MONITOR_COMMAND_HMP
+        reply = libvirt_qemu.qemuMonitorCommand(self._dom, f"loadvm {SNAPSHOT_NAME}", hmp).strip()
+        if reply:  # the monitor answers nothing on success, the error otherwise
+            raise DesktopError(f"QEMU could not load the {SNAPSHOT_NAME!r} snapshot: {reply}")
 
     def close(self) -> None:
         """Destroys the VM, undefines it and deletes its overlay; safe to call twice."""

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from xml.sax.saxutils import escape, quoteattr
 
+from osworld_mcp_env.backends.vm_owner import DomainOwner
+
 KERNEL_CMDLINE = "root=/dev/vda rw console=ttyS0 net.ifnames=0 quiet"
 # The guest NIC's PCI slot: without an explicit one, libvirt puts it where the VGA goes.
 NIC_PCI_ADDR = "0x10"
@@ -39,6 +41,9 @@ class DomainSpec:
         host_port: Loopback port of the libvirt host forwarded to the guest server.
         guest_port: The guest server's TCP port inside the VM.
         fw_cfg_file: File handed to the guest as ``opt/osworld/config`` (token, screen size).
+        owner: The process that owns the VM, recorded in the domain's ``<metadata>`` so a
+            later process can remove the VM's leftovers once that owner died
+            (``vm_owner.sweep_orphaned_domains``).
         forwards: More (host port, guest port) pairs forwarded from the host's loopback
             (OSWorld's Chrome DevTools 9222 and VLC 8080).
     """
@@ -54,6 +59,7 @@ class DomainSpec:
     host_port: int
     guest_port: int
     fw_cfg_file: Path
+    owner: DomainOwner
     forwards: tuple[tuple[int, int], ...] = ()
 
 
@@ -77,6 +83,7 @@ def domain_xml(spec: DomainSpec) -> str:
     commandline = "\n".join(f"    <qemu:arg value={quoteattr(arg)}/>" for arg in args)
     return f"""<domain type='{"kvm" if kvm else "qemu"}' xmlns:qemu='http://libvirt.org/schemas/domain/qemu/1.0'>
   <name>{escape(spec.name)}</name>
+  <metadata>{spec.owner.to_xml()}</metadata>
   <memory unit='MiB'>{spec.memory_mb}</memory>
   <vcpu>{spec.vcpus}</vcpu>
   <os>
