@@ -201,7 +201,7 @@ def test_prepared_resets_are_off_by_default():
         assert env.preparer is None and env.prepare_reset(TASK) is False
     finally:
         env.close()
-    with pytest.raises(ValueError, match="preparing_cpu_weight must be in 1..10000"):
+    with pytest.raises(ValueError, match=r"preparing_cpu_weight must be in 1\.\.10000"):
         OSWorldMCPEnv(task=TASK, prepare_resets=True, preparing_cpu_weight=0)
 
 
