@@ -82,7 +82,11 @@ def test_history_sends_changes_only_against_the_frame_it_holds():
     assert runs == [RowRun(10, 11)] and id2 != id1
     assert history.record(second, WIDTH, HEIGHT, since=id1)[1] is None  # not the frame held (a lost reply)
     id4, _ = history.record(second, WIDTH, HEIGHT, since="")
-    assert history.record(second, WIDTH, HEIGHT, since=id4)[1] == []  # nothing changed: nothing to send
+    id5, runs = history.record(memoryview(second), WIDTH, HEIGHT, since=id4)  # the guest's capture type
+    assert runs == []  # nothing changed: nothing to send
+    third = bytearray(second)
+    touch(third, 42)
+    assert history.record(memoryview(third), WIDTH, HEIGHT, since=id5)[1] == [RowRun(42, 43)]
     last, _ = history.record(second, WIDTH, HEIGHT, since="")
     assert history.record(bytes(ROW * 50), WIDTH, 50, since=last)[1] is None  # the screen was resized
 
