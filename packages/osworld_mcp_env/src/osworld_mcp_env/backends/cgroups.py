@@ -35,12 +35,10 @@ class CgroupLimits:
     Attributes:
         memory_bytes: Memory of all its processes plus its tmpfs pages.
         max_tasks: Processes plus threads (Chromium alone runs a few hundred threads).
-        cpu_weight: Its share of the CPU against other desktops under contention.
     """
 
     memory_bytes: int
     max_tasks: int
-    cpu_weight: int = DEFAULT_CPU_WEIGHT
 
 
 def _controllers_v2() -> set[str]:
@@ -103,19 +101,16 @@ class DesktopCgroup:
                 (group / key).write_text(str(value))
 
     def _create_cpu(self) -> None:
+        """The group whose weight :meth:`set_cpu_weight` sets; it starts at the kernel's default (100)."""
         if self._unified:
-            if "cpu" not in _controllers_v2():
-                return
-            for parent in (CGROUP_ROOT, CGROUP_ROOT / GROUP_NAME):
-                (parent / "cgroup.subtree_control").write_text("+cpu")
-            self.cpu_group = self.directories[0]
+            if "cpu" in _controllers_v2():
+                for parent in (CGROUP_ROOT, CGROUP_ROOT / GROUP_NAME):
+                    (parent / "cgroup.subtree_control").write_text("+cpu")
+                self.cpu_group = self.directories[0]
         elif _writable(CGROUP_ROOT / "cpu") and (CGROUP_ROOT / "cpu" / "cpu.shares").exists():
             group = CGROUP_ROOT / "cpu" / GROUP_NAME / self.name
             group.mkdir(parents=True, exist_ok=True)
             self.cpu_group = group
-        else:
-            return
-        self.set_cpu_weight(self.limits.cpu_weight)
 
     @property
     def cpu_weight(self) -> int | None:
@@ -123,7 +118,7 @@ class DesktopCgroup:
         if self.cpu_group is None:
             return None
         try:
-            if (self.cpu_group / "cpu.weight").exists():
+            if self._unified:
                 return int((self.cpu_group / "cpu.weight").read_text())
             return round(int((self.cpu_group / "cpu.shares").read_text()) * DEFAULT_CPU_WEIGHT / 1024)
         except (OSError, ValueError):

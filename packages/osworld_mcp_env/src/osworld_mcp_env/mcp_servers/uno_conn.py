@@ -167,12 +167,12 @@ class UnoSession:
 OFFICE_PROCESS_NAMES = frozenset({"soffice", "soffice.bin", "oosplash"})
 
 
-def office_process_running(proc: Path = Path("/proc")) -> bool:
+def office_process_running() -> bool:
     """True while a LibreOffice process (its launcher script, splash or office) is running.
 
     The tool host shares the desktop's PID namespace, so ``/proc`` lists the user's processes.
     """
-    for entry in proc.glob("[0-9]*"):
+    for entry in Path("/proc").glob("[0-9]*"):
         try:
             if (entry / "comm").read_text().strip() in OFFICE_PROCESS_NAMES:
                 return True
