@@ -124,8 +124,12 @@ def test_a_killed_office_is_reported_at_once_and_a_new_one_serves(
 ) -> None:
     """No office process: the tools say so instead of retrying; the next office is reconnected to."""
     assert call.effect(NS + "set_color", pattern="cat", color=0xFF0000)["count"] == 2  # a live bridge
+    auto_save = "libreoffice_impress.configure_auto_save"  # a tool that starts with a service
+    assert call(auto_save, enabled=True, interval_minutes=7).exec_ok  # the Impress server's bridge
     sandbox.signal("soffice.bin", signal.SIGKILL)
     wait_until(lambda: not any(sandbox.pids(name) for name in OFFICE_PROCESS_NAMES), 60, "the office to exit")
+    # Its dead bridge must not read as pyuno's "cannot get value ServiceManager".
+    assert "LibreOffice is not running" in call.error(auto_save, enabled=True, interval_minutes=7)
     assert "LibreOffice is not running" in call.error(NS + "set_color", pattern="cat", color=0)
     reopened = sandbox.open_document("after_the_crash.docx", document.read_bytes())
     assert call.effect(NS + "set_color", pattern="cat", color=0x00FF00)["count"] == 2

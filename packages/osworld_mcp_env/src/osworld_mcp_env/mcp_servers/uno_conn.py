@@ -80,8 +80,20 @@ class UnoSession:
         return self._ctx
 
     def service(self, name: str) -> Any:
-        """Creates a service by name in the remote office."""
-        return self.context.ServiceManager.createInstanceWithContext(name, self._ctx)
+        """Creates a service by name in the remote office, reconnecting once if the bridge died.
+
+        The getter is called as a method: pyuno reads ``ctx.ServiceManager`` through
+        introspection, which turns any remote failure (a disposed bridge included)
+        into "UnknownPropertyException: cannot get value ServiceManager"; the method
+        call raises the remote exception itself.
+        """
+        try:
+            return self.context.getServiceManager().createInstanceWithContext(name, self._ctx)
+        except Exception as exc:
+            if not _is_disposed(exc):
+                raise
+            self.reset()  # the office restarted or died since the last call
+            return self.context.getServiceManager().createInstanceWithContext(name, self._ctx)
 
     def _connect(self) -> None:
         uno = _uno()
@@ -109,7 +121,7 @@ class UnoSession:
                     ) from exc
                 time.sleep(0.05)
         self._ctx = ctx
-        self._desktop = ctx.ServiceManager.createInstanceWithContext("com.sun.star.frame.Desktop", ctx)
+        self._desktop = ctx.getServiceManager().createInstanceWithContext("com.sun.star.frame.Desktop", ctx)
 
     def reset(self) -> None:
         """Drops the connection; the next call reconnects."""
@@ -137,7 +149,7 @@ class UnoSession:
         except Exception as exc:
             # The office was restarted (an env reset) since the last call: the bridge is
             # dead. Reconnect once here rather than fail the agent's first call.
-            if type(exc).__name__.rsplit(".", 1)[-1] != "DisposedException":
+            if not _is_disposed(exc):
                 raise
             self.reset()
             desktop = self.desktop()
@@ -179,6 +191,11 @@ def office_process_running() -> bool:
         except OSError:
             continue  # exited while we looked
     return False
+
+
+def _is_disposed(exc: BaseException) -> bool:
+    """True for pyuno's ``DisposedException``: the bridge to the office is gone."""
+    return type(exc).__name__.rsplit(".", 1)[-1] == "DisposedException"
 
 
 def _supports(component: Any, kind: str) -> bool:
