@@ -79,6 +79,12 @@ for comp in documents():
             comp.close(True)
         except Exception:
             pass  # already gone
+# close(True) hands a vetoed close to the vetoer, which closes the document later: until
+# it has, a tool may still find the old document instead of this one.
+while any(url_of(c) != url for c in documents()):
+    if time.monotonic() > deadline:
+        os._exit(5)
+    time.sleep(0.05)
 # pyuno can crash in interpreter teardown while the bridge is up: leave without it.
 os._exit(0 if doc is not None else 3)
 """
@@ -154,6 +160,9 @@ class Sandbox:
         """Opens ``inner`` in LibreOffice (starting it if needed) and closes every other document."""
         self.desktop.launch(["soffice", "--nologo", inner])
         self.python(_OPEN_SCRIPT, inner)
+        # The office finishes the load after the document is listed (view, toolbars,
+        # posted events): tools called before then race it on a busy machine.
+        self.desktop.settle(max_ms=15_000)
 
     def open_document(self, name: str, data: bytes) -> Path:
         """Writes ``/home/user/<name>``, opens it in LibreOffice and returns its host path."""
