@@ -13,14 +13,16 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from mcp.server.mcpserver.exceptions import ToolError
 
 from osworld_mcp_env.mcp_servers.config import ServerConfig
+
+T = TypeVar("T")
 
 CALC = "com.sun.star.sheet.SpreadsheetDocument"
 WRITER = "com.sun.star.text.TextDocument"
@@ -87,13 +89,23 @@ class UnoSession:
         into "UnknownPropertyException: cannot get value ServiceManager"; the method
         call raises the remote exception itself.
         """
+        return self._reconnecting(
+            lambda: self.context.getServiceManager().createInstanceWithContext(name, self._ctx)
+        )
+
+    def _reconnecting(self, call: Callable[[], T]) -> T:
+        """``call()``, made once more on a new connection if the bridge died since the last call.
+
+        The office was restarted (an env reset) or killed: reconnect here rather than
+        fail the agent's first call, or say at once that no office runs.
+        """
         try:
-            return self.context.getServiceManager().createInstanceWithContext(name, self._ctx)
+            return call()
         except Exception as exc:
             if not _is_disposed(exc):
                 raise
-            self.reset()  # the office restarted or died since the last call
-            return self.context.getServiceManager().createInstanceWithContext(name, self._ctx)
+            self.reset()
+            return call()
 
     def _connect(self) -> None:
         uno = _uno()
@@ -132,7 +144,7 @@ class UnoSession:
 
     def on_error(self, exc: BaseException) -> None:
         """Resets the connection when ``exc`` says the bridge or office is gone."""
-        if type(exc).__name__.rsplit(".", 1)[-1] in {"DisposedException", "RuntimeException"}:
+        if _uno_name(exc) in {"DisposedException", "RuntimeException"}:
             self.reset()
 
     def document(self, kind: str) -> Any:
@@ -143,17 +155,8 @@ class UnoSession:
         Raises:
             ToolError: If no such document is open.
         """
+        current = self._reconnecting(lambda: self.desktop().getCurrentComponent())
         desktop = self.desktop()
-        try:
-            current = desktop.getCurrentComponent()
-        except Exception as exc:
-            # The office was restarted (an env reset) since the last call: the bridge is
-            # dead. Reconnect once here rather than fail the agent's first call.
-            if not _is_disposed(exc):
-                raise
-            self.reset()
-            desktop = self.desktop()
-            current = desktop.getCurrentComponent()
         remembered = self._documents.get(kind)
         # Each UNO call is a round trip: with no current window (no window manager) the
         # remembered document costs one liveness check instead of a scan of every document.
@@ -193,9 +196,14 @@ def office_process_running() -> bool:
     return False
 
 
+def _uno_name(exc: BaseException) -> str:
+    """The exception's UNO type name without its module (pyuno names them ``com.sun.star....X``)."""
+    return type(exc).__name__.rsplit(".", 1)[-1]
+
+
 def _is_disposed(exc: BaseException) -> bool:
     """True for pyuno's ``DisposedException``: the bridge to the office is gone."""
-    return type(exc).__name__.rsplit(".", 1)[-1] == "DisposedException"
+    return _uno_name(exc) == "DisposedException"
 
 
 def _supports(component: Any, kind: str) -> bool:
