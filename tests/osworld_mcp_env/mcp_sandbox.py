@@ -62,14 +62,14 @@ def url_of(comp):
     except Exception:
         return ""  # not a document (a help window) or already closed
 
-print("waiting for the office to open it", flush=True, file=sys.stderr)
-doc = None
-while doc is None:
-    doc = next((c for c in documents() if url_of(c) == url), None)
-    if doc is None:
+def wait_for(done, exit_code):
+    while not done():
         if time.monotonic() > deadline:
-            os._exit(4)
+            os._exit(exit_code)
         time.sleep(0.1)
+
+print("waiting for the office to open it", flush=True, file=sys.stderr)
+wait_for(lambda: any(url_of(c) == url for c in documents()), 4)
 print("opened", flush=True, file=sys.stderr)
 # Close the others after the new one is up: an office left with no document
 # shows its Start Center or quits.
@@ -81,12 +81,9 @@ for comp in documents():
             pass  # already gone
 # close(True) hands a vetoed close to the vetoer, which closes the document later: until
 # it has, a tool may still find the old document instead of this one.
-while any(url_of(c) != url for c in documents()):
-    if time.monotonic() > deadline:
-        os._exit(5)
-    time.sleep(0.05)
+wait_for(lambda: all(url_of(c) == url for c in documents()), 5)
 # pyuno can crash in interpreter teardown while the bridge is up: leave without it.
-os._exit(0 if doc is not None else 3)
+os._exit(0)
 """
 
 
