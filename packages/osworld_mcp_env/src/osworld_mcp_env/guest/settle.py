@@ -43,6 +43,7 @@ import os
 import platform
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 from osworld_mcp_env.guest.damage import DamageWatch
 
@@ -95,26 +96,58 @@ PF_KTHREAD = 0x00200000
 
 
 class CpuMeter:
-    """The threads of every process in this PID namespace, except the guest server's and the kernel's.
+    """The desktop's threads, except the guest server's own.
 
-    A local desktop's namespace holds only the desktop. A VM's guest server runs in the
-    VM's root namespace, where /proc also lists the kernel's own threads: 66 of the 87
-    processes in our image, which made a sample cost 134 ms under TCG. They draw
-    nothing, and the desktop's work shows in the desktop's threads.
+    In a VM the guest server runs in the VM's root PID namespace, where /proc also lists
+    the kernel's threads (66 of the 87 processes in our image) and the system's daemons;
+    reading them all made a sample cost 134 ms under TCG. There the desktop is the
+    session's cgroup (``osworld-session.service``: the session script, Xvfb, the guest
+    server and every process it starts for the user), and ``cgroup.threads`` lists its
+    threads in one read. The desktop user cannot leave it: moving a process needs write
+    access to another cgroup's ``cgroup.procs``, which only root has. Without a cgroup
+    (``cgroup=None``), every process of this PID namespace: a local desktop's sandbox
+    holds only the desktop, and where the kernel's threads are visible they are skipped.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, cgroup: Path | None = None) -> None:
         self._self = str(os.getpid())
+        self._cgroup = cgroup
         # Kernel threads are visible only where kthreadd is: pid 2 of the root namespace.
-        self._skip_kernel = is_kernel_thread("2")
+        self._skip_kernel = cgroup is None and is_kernel_thread("2")
 
-    def pids(self) -> list[str]:
-        """The processes a sample reads."""
-        return [
-            pid
-            for pid in os.listdir("/proc")
-            if pid.isdigit() and pid != self._self and not (self._skip_kernel and is_kernel_thread(pid))
-        ]
+    @classmethod
+    def for_this_server(cls) -> CpuMeter:
+        """The session's cgroup in a VM's root namespace, the namespace's processes elsewhere."""
+        return cls(own_cgroup() if is_kernel_thread("2") else None)
+
+    def threads(self) -> list[tuple[str, bool]]:
+        """The threads a sample reads, each with whether it is its process's main thread."""
+        if self._cgroup is not None:
+            return self._cgroup_threads(self._cgroup)
+        threads: list[tuple[str, bool]] = []
+        for pid in os.listdir("/proc"):
+            if not pid.isdigit() or pid == self._self or (self._skip_kernel and is_kernel_thread(pid)):
+                continue
+            try:
+                threads.extend((tid, tid == pid) for tid in os.listdir(f"/proc/{pid}/task"))
+            except OSError:
+                continue  # exited
+        return threads
+
+    def _cgroup_threads(self, cgroup: Path) -> list[tuple[str, bool]]:
+        procs: set[str] = set()
+        tids: list[str] = []
+        for directory, _subgroups, _files in os.walk(cgroup):
+            try:
+                procs.update(Path(directory, "cgroup.procs").read_text().split())
+                tids.extend(Path(directory, "cgroup.threads").read_text().split())
+            except OSError:
+                continue  # removed meanwhile
+        try:
+            own = set(os.listdir(f"/proc/{self._self}/task"))
+        except OSError:
+            own = {self._self}
+        return [(tid, tid in procs) for tid in tids if tid not in own]
 
     def sample(self) -> CpuSample:
         """Reads each thread's state and nanosecond run time (``schedstat``) from ``/proc``."""
@@ -122,28 +155,37 @@ class CpuMeter:
         runnable = 0
         main_ns: dict[str, int] = {}
         timers: dict[str, float] = {}
-        for pid in self.pids():
+        for tid, main in self.threads():
+            task = f"/proc/{tid}/task/{tid}"
             try:
-                tids = os.listdir(f"/proc/{pid}/task")
-                user = os.stat(f"/proc/{pid}").st_uid != 0  # not the infrastructure
-            except OSError:
+                with open(f"{task}/schedstat", "rb") as f:
+                    thread_ns = int(f.read().split(maxsplit=1)[0])
+                with open(f"{task}/stat", "rb") as f:
+                    state = f.read().rsplit(b")", 1)[1].split(maxsplit=1)[0]
+                user = main and os.stat(f"/proc/{tid}").st_uid != 0  # not the infrastructure
+            except (OSError, IndexError, ValueError):
                 continue  # exited
-            for tid in tids:
-                try:
-                    with open(f"/proc/{pid}/task/{tid}/schedstat", "rb") as f:
-                        thread_ns = int(f.read().split(maxsplit=1)[0])
-                    with open(f"/proc/{pid}/task/{tid}/stat", "rb") as f:
-                        state = f.read().rsplit(b")", 1)[1].split(maxsplit=1)[0]
-                except (OSError, IndexError, ValueError):
-                    continue
-                run_ns += thread_ns
-                if user and tid == pid:
-                    main_ns[pid] = thread_ns
-                if state in (b"R", b"D"):  # on or waiting for a CPU, or reading a disk
-                    runnable += 1
-                elif user and tid == pid and (timeout := _timer_ms(pid)) is not None:
-                    timers[pid] = timeout
+            run_ns += thread_ns
+            if user:
+                main_ns[tid] = thread_ns
+            if state in (b"R", b"D"):  # on or waiting for a CPU, or reading a disk
+                runnable += 1
+            elif user and (timeout := _timer_ms(tid)) is not None:
+                timers[tid] = timeout
         return CpuSample(time.monotonic(), run_ns / 1e9, runnable, main_ns, timers)
+
+
+def own_cgroup() -> Path | None:
+    """This process's cgroup v2 directory, or None at the root or without cgroup v2."""
+    try:
+        lines = Path("/proc/self/cgroup").read_text().splitlines()
+    except OSError:
+        return None
+    path = next((line[3:] for line in lines if line.startswith("0::")), "/")
+    directory = Path("/sys/fs/cgroup", path.lstrip("/"))
+    if path in ("", "/") or not (directory / "cgroup.threads").is_file():
+        return None
+    return directory
 
 
 def is_kernel_thread(pid: str) -> bool:
@@ -183,7 +225,7 @@ class Settler:
 
     def __init__(self, damage: DamageWatch, cpu: CpuMeter | None = None) -> None:
         self._damage = damage
-        self._cpu = cpu or CpuMeter()
+        self._cpu = cpu or CpuMeter.for_this_server()
 
     def mark(self) -> SettleMark:
         """Taken before an input: changes and work after it count as the input's."""
