@@ -91,6 +91,20 @@ def test_history_sends_changes_only_against_the_frame_it_holds():
     assert history.record(bytes(ROW * 50), WIDTH, 50, since=last)[1] is None  # the screen was resized
 
 
+def test_history_says_unchanged_only_for_the_frame_held_and_the_same_change_count():
+    history = FrameHistory()
+    id1, _ = history.record(frame(4), WIDTH, HEIGHT, since="", changes=5)
+    assert history.unchanged(id1, 6) is None  # drawn since the grab
+    assert history.unchanged(id1, None) is None  # the count is unknown
+    assert history.unchanged("", 5) is None
+    id2, width, height = history.unchanged(id1, 5)
+    assert (width, height) == (WIDTH, HEIGHT) and id2 != id1
+    assert history.unchanged(id1, 5) is None  # the client now holds id2
+    assert history.unchanged(id2, 5)
+    id3, _ = history.record(frame(4), WIDTH, HEIGHT, since="")  # a grab without a count
+    assert history.unchanged(id3, 5) is None
+
+
 @pytest.mark.desktop
 def test_the_guest_sends_changed_rows_and_the_client_rebuilds_the_screen(desktop, monkeypatch):
     """Through the desktop's guest server: an unchanged screen costs no pixels; a patched copy is exact."""
@@ -128,3 +142,7 @@ def test_the_guest_sends_changed_rows_and_the_client_rebuilds_the_screen(desktop
     _headers, whole = client.request("GET", "/frame")[1:]  # a whole frame, no history involved
     assert np.array_equal(patched, bgra_to_rgb(whole, patched.shape[1], patched.shape[0]))
     assert np.array_equal(client.screenshot().pixels, patched)  # no change: the held copy, unpatched
+    assert replies[-1]["x-frame-rows"] == ""
+    # Drawn, and asked for at once, no settle in between: the frame held is not the screen any more.
+    assert desktop.execute(["xsetroot", "-solid", "#996633"]).ok
+    assert (client.screenshot().pixels[0, 0] == (0x99, 0x66, 0x33)).all()

@@ -6,10 +6,16 @@ window covers every window drawn into the framebuffer (Xvfb composites nothing
 off-screen). It reports at the ``NonEmpty`` level: one event when the damaged
 region goes from empty to non-empty, re-armed by subtracting the region, so a
 repaint of thousands of drawing requests costs one event, not thousands.
+
+:meth:`DamageWatch.count_now` is exact at the instant of the call: the watch's thread
+first makes a round trip to the server, behind which every change the server drew
+earlier has been reported. A frame taken after an unchanged count is then still the
+screen, and a VM skips the grab and compare (~28 ms under TCG) for a quiet step.
 """
 
 from __future__ import annotations
 
+import os
 import select
 import threading
 import time
@@ -38,15 +44,34 @@ class DamageWatch:
         self._display.damage_query_version()
         self._damage = self._display.screen().root.damage_create(damage.DamageReportNonEmpty)
         self._display.sync()
-        self._lock = threading.Lock()
+        self._lock = threading.Condition()
         self._count = 0
         self._last = time.monotonic()
+        self._asked = self._answered = 0  # count_now's calls, and those its round trip covered
+        self._alive = True
+        self._wake_read, self._wake_write = os.pipe()
         threading.Thread(target=self._run, name="damage", daemon=True).start()
 
     def latest(self) -> tuple[int, float]:
         """How many changes were seen so far, and the monotonic time of the latest one."""
         with self._lock:
             return self._count, self._last
+
+    def count_now(self, timeout_s: float = 1.0) -> int | None:
+        """How many changes the server drew up to this call; None if the watch could not tell in time.
+
+        The watch's thread makes a round trip to the server and counts the changes it
+        reported before the reply, so no change drawn before the call is still in flight.
+        """
+        with self._lock:
+            if not self._alive:
+                return None
+            self._asked += 1
+            ticket = self._asked
+            os.write(self._wake_write, b"\0")
+            if not self._lock.wait_for(lambda: self._answered >= ticket or not self._alive, timeout_s):
+                return None
+            return self._count if self._answered >= ticket else None
 
     def _run(self) -> None:
         fd = self._display.fileno()
@@ -56,16 +81,36 @@ class DamageWatch:
                 # read off the socket, where select would not see them.
                 events = self._display.pending_events()
                 if not events:
-                    select.select([fd], [], [])
+                    readable, _, _ = select.select([fd, self._wake_read], [], [])
+                    if self._wake_read in readable:
+                        self._answer()
                     continue
-                for _ in range(events):
-                    self._display.next_event()
-                # Subtracting re-arms the report; the round trip orders it after the
-                # drawing that caused the event, so the change time below is not early.
-                self._display.damage_subtract(self._damage, 0, 0)
-                self._display.sync()
-                with self._lock:
-                    self._count += 1
-                    self._last = time.monotonic()
+                self._consume(events)
         except (ConnectionClosedError, OSError):
-            return  # the X server is gone, and with it the session
+            with self._lock:
+                self._alive = False  # the X server is gone, and with it the session
+                self._lock.notify_all()
+
+    def _answer(self) -> None:
+        """Answers the ``count_now`` calls made so far, after a round trip and the changes before it."""
+        os.read(self._wake_read, 4096)
+        with self._lock:
+            covered = self._asked
+        self._display.sync()  # reads every event the server sent before its reply
+        if events := self._display.pending_events():
+            self._consume(events)
+        with self._lock:
+            self._answered = covered
+            self._lock.notify_all()
+
+    def _consume(self, events: int) -> None:
+        """Counts ``events`` queued reports as one change and re-arms the report."""
+        for _ in range(events):
+            self._display.next_event()
+        # Subtracting re-arms the report; the round trip orders it after the
+        # drawing that caused the event, so the change time below is not early.
+        self._display.damage_subtract(self._damage, 0, 0)
+        self._display.sync()
+        with self._lock:
+            self._count += 1
+            self._last = time.monotonic()

@@ -7,6 +7,9 @@ last frame it sent and, when the client names it (its id) in the next request,
 sends only the runs of changed rows; the client patches its copy. An id the guest
 does not hold (a lost reply, a reverted VM, another client) gets a whole frame,
 so the client's copy is never patched against the wrong base: ids are random.
+The guest also notes how many changes the X server had reported before each grab
+(:class:`~osworld_mcp_env.guest.damage.DamageWatch`); while that count stands, the
+frame held is still the screen, and no grab or compare is needed to say so.
 
 Pure Python on bytes (the guest's interpreter may lack numpy): equal buffers are
 found by one ``memcmp`` (``bytearray ==``), changed rows by comparing bands of rows,
@@ -117,16 +120,24 @@ class FrameHistory:
         self._id = ""
         self._frame = bytearray()
         self._size = (0, 0)
+        self._changes: int | None = None
 
     def record(
-        self, bgra: bytes | bytearray | memoryview, width: int, height: int, since: str | None
+        self,
+        bgra: bytes | bytearray | memoryview,
+        width: int,
+        height: int,
+        since: str | None,
+        changes: int | None = None,
     ) -> tuple[str, list[RowRun] | None]:
         """Remembers ``bgra`` as the last frame; returns its new id and the runs against ``since``.
 
         The runs are None (send the whole frame) unless ``since`` is the id of the
-        frame held, of the same size.
+        frame held, of the same size. ``changes`` is the screen's change count read
+        before the grab (None: unknown).
         """
         with self._lock:
+            self._changes = changes
             runs = None
             if since and since == self._id and self._size == (width, height):
                 runs = changed_runs(self._frame, bgra, width * 4)
@@ -134,3 +145,16 @@ class FrameHistory:
                 self._frame = bytearray(bgra)
             self._id, self._size = secrets.token_hex(8), (width, height)
             return self._id, runs
+
+    def unchanged(self, since: str, changes: int | None) -> tuple[str, int, int] | None:
+        """(new id, width, height) of the frame held, when ``since`` names it and nothing was drawn since.
+
+        ``changes`` is the screen's change count now, exact at this instant
+        (:meth:`~osworld_mcp_env.guest.damage.DamageWatch.count_now`); equal to the count
+        read before the held frame's grab, nothing was drawn after that grab. None: grab.
+        """
+        with self._lock:
+            if not since or since != self._id or changes is None or changes != self._changes:
+                return None
+            self._id = secrets.token_hex(8)
+            return self._id, *self._size

@@ -27,17 +27,25 @@ def frame(guest: Guest, request: Request) -> Response:
     ``ID`` is the last frame sent, only its changed rows go out: ``X-Frame-Base: ID``
     and ``X-Frame-Rows: top-bottom,...``, the body their bytes (``guest.frame_delta``).
     """
-    shot = guest.screen.grab()
-    headers = {"X-Width": str(shot.width), "X-Height": str(shot.height)}
-    body: bytes | memoryview = shot.bgra
     since = request.query.get("since")
-    if since is not None:
-        frame_id, runs = guest.frames.record(shot.bgra, shot.width, shot.height, since)
-        headers["X-Frame-Id"] = frame_id
-        if runs is not None:
-            headers["X-Frame-Base"] = since
-            headers["X-Frame-Rows"] = format_runs(runs)
-            body = pack_runs(shot.bgra, runs, shot.width * 4)
+    held = guest.frames.unchanged(since, guest.damage.count_now()) if since else None
+    if held is not None:  # nothing drawn since the frame the client holds: no grab, no compare
+        frame_id, width, height = held
+        headers = {"X-Width": str(width), "X-Height": str(height), "X-Frame-Id": frame_id}
+        headers |= {"X-Frame-Base": str(since), "X-Frame-Rows": ""}
+        body: bytes | memoryview = b""
+    else:
+        changes = guest.damage.latest()[0]  # before the grab: a later change makes the count differ
+        shot = guest.screen.grab()
+        headers = {"X-Width": str(shot.width), "X-Height": str(shot.height)}
+        body = shot.bgra
+        if since is not None:
+            frame_id, runs = guest.frames.record(shot.bgra, shot.width, shot.height, since, changes)
+            headers["X-Frame-Id"] = frame_id
+            if runs is not None:
+                headers["X-Frame-Base"] = since
+                headers["X-Frame-Rows"] = format_runs(runs)
+                body = pack_runs(shot.bgra, runs, shot.width * 4)
     if request.query.get("layout") == "1":
         headers["X-Layout-Hash"] = guest.windows.layout_hash()
     # The focused window rides along: one round trip per observation instead of two.

@@ -34,7 +34,8 @@ class Guest:
         self.xconn = XConnection()
         self.screen = Screen()
         self.frames = FrameHistory()  # the last frame sent, for ``/frame?since=``
-        self.settler = Settler(DamageWatch())
+        self.damage = DamageWatch()  # the screen's changes, as the X server reports them
+        self.settler = Settler(self.damage)
         self.input = InputDevice(self.xconn, pace=functools.partial(self.settler.wait, TYPING_PACE))
         self.windows = WindowManager(self.xconn)
         self.settle = settle or SettleConfig()

@@ -1,0 +1,67 @@
+"""The screen's change count on a real Xvfb: exact at the instant it is asked for.
+
+A frame request skips the grab when the count has not moved since the frame held was
+grabbed, so a change the server drew must be in the count the moment it is asked for,
+not when the watch's thread gets round to it.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from collections.abc import Iterator
+
+import pytest
+from osworld_mcp_env.guest.damage import DamageWatch
+from Xlib import display as xdisplay
+
+pytestmark = pytest.mark.skipif(shutil.which("Xvfb") is None, reason="needs Xvfb")
+
+
+@pytest.fixture
+def xvfb() -> Iterator[subprocess.Popen]:
+    """A private Xvfb; its display name is in ``.args[-1]`` once it answers."""
+    read, write = os.pipe()
+    server = subprocess.Popen(
+        ["Xvfb", "-displayfd", str(write), "-screen", "0", "320x200x24", "-nolisten", "tcp"],
+        pass_fds=(write,),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    os.close(write)
+    with os.fdopen(read) as announced:
+        number = announced.readline().strip()  # written once the server accepts clients
+    server.args.append(f":{number}")
+    try:
+        yield server
+    finally:
+        server.kill()
+        server.wait()
+
+
+def test_a_change_drawn_is_counted_the_moment_it_is_asked_for(xvfb):
+    name = xvfb.args[-1]
+    watch = DamageWatch(name)
+    painter = xdisplay.Display(name)
+    root = painter.screen().root
+    try:
+        before = watch.count_now()
+        assert before is not None
+        assert watch.count_now() == before  # nothing drawn, nothing counted
+        for colour in range(40):
+            gc = root.create_gc(foreground=colour * 0x030201)
+            root.fill_rectangle(gc, 0, 0, 50, 50)
+            painter.sync()  # the server has drawn it
+            now = watch.count_now()
+            assert now is not None and now > before, f"drawing {colour} was not counted yet"
+            before = now
+    finally:
+        painter.close()
+
+
+def test_a_gone_server_is_no_count(xvfb):
+    watch = DamageWatch(xvfb.args[-1])
+    xvfb.kill()
+    xvfb.wait()
+    assert watch.count_now(timeout_s=5.0) is None
