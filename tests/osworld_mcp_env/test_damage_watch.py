@@ -10,6 +10,8 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import threading
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -65,3 +67,37 @@ def test_a_gone_server_is_no_count(xvfb):
     xvfb.kill()
     xvfb.wait()
     assert watch.count_now(timeout_s=5.0) is None
+
+
+def test_a_screen_that_never_rests_does_not_starve_the_count_and_an_idle_watch_sleeps(xvfb):
+    name = xvfb.args[-1]
+    watch = DamageWatch(name)
+    painting = threading.Event()
+    painting.set()
+
+    def paint() -> None:
+        painter = xdisplay.Display(name)
+        root = painter.screen().root
+        gcs = [root.create_gc(foreground=colour) for colour in (0xFF0000, 0x00FF00)]
+        while painting.is_set():
+            for gc in gcs:
+                root.fill_rectangle(gc, 0, 0, 320, 200)
+            painter.sync()
+        painter.close()
+
+    start = watch.count_now()
+    painter = threading.Thread(target=paint, daemon=True)
+    painter.start()
+    try:
+        while watch.latest()[0] == start:  # until the painter drew its first frame
+            time.sleep(0.001)
+        counts = [watch.count_now(timeout_s=10.0) for _ in range(20)]
+    finally:
+        painting.clear()
+        painter.join()
+    assert None not in counts and counts == sorted(counts) and counts[-1] > counts[0]
+    # Asked and answered, the watch's thread waits in select: it does not spin on the wake-up pipe.
+    watch.count_now()
+    cpu, wall = time.process_time(), time.monotonic()
+    time.sleep(0.5)
+    assert time.process_time() - cpu < (time.monotonic() - wall) / 2

@@ -6,6 +6,7 @@ import random
 
 import numpy as np
 import pytest
+from osworld_mcp_env.backends.framebuffer import QuietFrame
 from osworld_mcp_env.backends.guest_client import bgra_to_rgb
 from osworld_mcp_env.guest.frame_delta import (
     MERGE_GAP_ROWS,
@@ -103,6 +104,34 @@ def test_history_says_unchanged_only_for_the_frame_held_and_the_same_change_coun
     assert history.unchanged(id2, 5)
     id3, _ = history.record(frame(4), WIDTH, HEIGHT, since="")  # a grab without a count
     assert history.unchanged(id3, 5) is None
+
+
+def test_a_quiet_frame_is_reused_only_at_the_same_count_of_the_same_sandbox_and_as_a_copy():
+    held = QuietFrame()
+    pixels = np.full((2, 3, 3), 7, np.uint8)
+    assert held.put(1, 10, pixels) is pixels  # the caller's array, the held one a copy
+    pixels[:] = 0  # a caller writes into its observation
+    again = held.get(1, 10)
+    assert again is not None and (again == 7).all()
+    again[:] = 1
+    assert (held.get(1, 10) == 7).all()
+    assert held.get(1, 11) is None  # drawn since
+    assert held.get(2, 10) is None  # another sandbox: counts start again
+    assert held.get(1, None) is None
+    held.put(1, None, pixels)  # read without a count: nothing to reuse it by
+    assert held.get(1, 10) is None
+
+
+@pytest.mark.desktop
+def test_the_local_screenshot_reuses_a_quiet_frame_and_sees_a_change_at_once(desktop):
+    """The screen file is read only when the X server drew since; a change asked for at once shows."""
+    for colour in ("#123456", "#654321", "#abcdef"):
+        assert desktop.execute(["xsetroot", "-solid", colour]).ok
+        first = desktop.screenshot().pixels  # no settle: the change is drawn when xsetroot exits
+        rgb = tuple(int(colour[i : i + 2], 16) for i in (1, 3, 5))
+        assert (first[0, 0] == rgb).all()
+        first[:] = 0  # the observation is the caller's to change
+        assert (desktop.screenshot().pixels[0, 0] == rgb).all()
 
 
 @pytest.mark.desktop

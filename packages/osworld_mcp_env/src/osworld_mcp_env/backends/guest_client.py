@@ -23,7 +23,7 @@ import socket
 import threading
 import uuid
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import Any, NamedTuple
 from urllib.parse import quote
 
 import numpy as np
@@ -44,6 +44,16 @@ from osworld_mcp_env.guest.frame_delta import apply_runs, parse_runs
 GUEST_REPLY_MARGIN_S = 0.3
 # What the guest's refusals of ``POST /gui`` mean: both come before any input event.
 GUI_REFUSALS: Mapping[int, type[GuestRequestError]] = {409: StaleFrameError, 400: InputRejected}
+
+
+class Focus(NamedTuple):
+    """The focused window as one reply saw it, with the screen's change count at that instant."""
+
+    active: WindowInfo | None
+    layout_hash: str
+    """The window layout's fingerprint; empty unless asked for."""
+    changes: int | None
+    """The X server's count of screen changes (``guest.damage``); None: unknown."""
 
 
 class _UnixHTTPConnection(http.client.HTTPConnection):
@@ -308,11 +318,20 @@ class GuestClient:
         with _reading("/active_window"):
             return WindowInfo(**state["active"]) if state["active"] else None
 
-    def focus_and_layout(self) -> tuple[WindowInfo | None, str]:
-        """``GET /windows``: the focused window and the window-layout fingerprint, in one request."""
-        state = self._json("GET", "/windows")
-        with _reading("/windows"):
-            return (WindowInfo(**state["active"]) if state["active"] else None), str(state["layout_hash"])
+    def focus(self, *, with_layout: bool = False) -> Focus:
+        """The focused window (and the layout hash), with the screen's change count as the reply left.
+
+        One request: ``GET /active_window``, or ``GET /windows`` for the layout hash.
+        """
+        path = "/windows" if with_layout else "/active_window"
+        state = self._json("GET", f"{path}?changes=1")
+        with _reading(path):
+            changes = state.get("changes")
+            return Focus(
+                active=WindowInfo(**state["active"]) if state["active"] else None,
+                layout_hash=str(state["layout_hash"]) if with_layout else "",
+                changes=changes if isinstance(changes, int) and not isinstance(changes, bool) else None,
+            )
 
     def accessibility_tree(self, *, max_nodes: int = 5000) -> str:
         """``GET /accessibility`` -> the XML."""

@@ -46,7 +46,7 @@ from typing import Any
 
 from osworld_mcp_env.backends.base import ScreenCapture
 from osworld_mcp_env.backends.cgroups import CgroupLimits, DesktopCgroup, sweep_stale_groups
-from osworld_mcp_env.backends.framebuffer import XvfbFramebuffer, open_framebuffer
+from osworld_mcp_env.backends.framebuffer import QuietFrame, XvfbFramebuffer, open_framebuffer
 from osworld_mcp_env.backends.guest_backed import GuestBackedDesktop
 from osworld_mcp_env.backends.guest_client import GuestClient
 from osworld_mcp_env.backends.home import ensure_home_template
@@ -193,6 +193,7 @@ class LocalDesktop(GuestBackedDesktop):
         self.fb_dir = _frame_dir(root, self.instance_dir.name)
         self._framebuffer: XvfbFramebuffer | None = None
         self._framebuffer_generation = -1
+        self._quiet_frame = QuietFrame()
         self._finalizer = weakref.finalize(
             self,
             _cleanup,
@@ -430,18 +431,22 @@ class LocalDesktop(GuestBackedDesktop):
     def screenshot(self, *, with_layout: bool = False) -> ScreenCapture:
         """An RGB frame read from Xvfb's screen file, with the focused window (and layout hash).
 
+        The focus comes first: its reply carries the screen's change count, and while
+        that count stands the last frame read is still the screen (:class:`QuietFrame`).
         Falls back to the guest's ``/frame`` while the screen file cannot be read.
         """
         framebuffer = self._open_framebuffer()
-        pixels = framebuffer.rgb() if framebuffer is not None else None
-        if pixels is None:
-            self._drop_framebuffer()
+        if framebuffer is None:
             return self.client.screenshot(with_layout=with_layout)
-        if with_layout:
-            active, layout_hash = self.client.focus_and_layout()
-        else:
-            active, layout_hash = self.client.active_window(), ""
-        return ScreenCapture(pixels=pixels, layout_hash=layout_hash, active_window=active)
+        focus = self.client.focus(with_layout=with_layout)
+        pixels = self._quiet_frame.get(self.generation, focus.changes)
+        if pixels is None:
+            read = framebuffer.rgb()
+            if read is None:
+                self._drop_framebuffer()
+                return self.client.screenshot(with_layout=with_layout)
+            pixels = self._quiet_frame.put(self.generation, focus.changes, read)
+        return ScreenCapture(pixels=pixels, layout_hash=focus.layout_hash, active_window=focus.active)
 
     def _open_framebuffer(self) -> XvfbFramebuffer | None:
         if self._framebuffer is not None and self._framebuffer_generation == self.generation:

@@ -15,6 +15,7 @@ screen, and a VM skips the grab and compare (~28 ms under TCG) for a quiet step.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import select
 import threading
@@ -49,7 +50,7 @@ class DamageWatch:
         self._last = time.monotonic()
         self._asked = self._answered = 0  # count_now's calls, and those its round trip covered
         self._alive = True
-        self._wake_read, self._wake_write = os.pipe()
+        self._wake_read, self._wake_write = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
         threading.Thread(target=self._run, name="damage", daemon=True).start()
 
     def latest(self) -> tuple[int, float]:
@@ -68,7 +69,8 @@ class DamageWatch:
                 return None
             self._asked += 1
             ticket = self._asked
-            os.write(self._wake_write, b"\0")
+            with contextlib.suppress(BlockingIOError):  # a full pipe: a wake-up is pending anyway
+                os.write(self._wake_write, b"\0")
             if not self._lock.wait_for(lambda: self._answered >= ticket or not self._alive, timeout_s):
                 return None
             return self._count if self._answered >= ticket else None
@@ -77,13 +79,19 @@ class DamageWatch:
         fd = self._display.fileno()
         try:
             while True:
+                with self._lock:
+                    asked = self._asked > self._answered
+                if asked:  # before more events: a screen that never rests must not starve the caller
+                    self._answer()
+                    continue
                 # Events that arrived with the last round trip's reply are already
                 # read off the socket, where select would not see them.
                 events = self._display.pending_events()
                 if not events:
                     readable, _, _ = select.select([fd, self._wake_read], [], [])
-                    if self._wake_read in readable:
-                        self._answer()
+                    if self._wake_read in readable:  # the call itself is seen above, under the lock
+                        with contextlib.suppress(BlockingIOError):
+                            os.read(self._wake_read, 4096)
                     continue
                 self._consume(events)
         except (ConnectionClosedError, OSError):
@@ -93,7 +101,6 @@ class DamageWatch:
 
     def _answer(self) -> None:
         """Answers the ``count_now`` calls made so far, after a round trip and the changes before it."""
-        os.read(self._wake_read, 4096)
         with self._lock:
             covered = self._asked
         self._display.sync()  # reads every event the server sent before its reply

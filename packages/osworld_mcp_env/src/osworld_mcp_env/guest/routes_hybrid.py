@@ -56,22 +56,32 @@ def frame(guest: Guest, request: Request) -> Response:
 
 @route("/windows", "GET")
 def windows(guest: Guest, request: Request) -> Response:
-    """Managed windows (bottom to top), the active one and the layout hash."""
+    """Managed windows (bottom to top), the active one, the layout hash (``?changes=1``: :func:`_changes`)."""
     active = guest.windows.active()
     return Response(
         {
             "windows": [w.to_dict() for w in guest.windows.list()],
             "active": active.to_dict() if active else None,
             "layout_hash": guest.windows.layout_hash(),
+            **_changes(guest, request),
         }
     )
 
 
 @route("/active_window", "GET")
 def active_window(guest: Guest, request: Request) -> Response:
-    """The focused window only."""
+    """The focused window only (``?changes=1``: :func:`_changes`)."""
     active = guest.windows.active()
-    return Response({"active": active.to_dict() if active else None})
+    return Response({"active": active.to_dict() if active else None, **_changes(guest, request)})
+
+
+def _changes(guest: Guest, request: Request) -> dict[str, int | None]:
+    """With ``?changes=1``, the screen's change count, exact when the reply leaves (null: unknown).
+
+    A host that reads the screen itself (the local backend's screen file) reads it after
+    this reply: an equal count in a later reply means the pixels it holds are still the screen.
+    """
+    return {"changes": guest.damage.count_now()} if request.query.get("changes") == "1" else {}
 
 
 @route("/gui", "POST")
