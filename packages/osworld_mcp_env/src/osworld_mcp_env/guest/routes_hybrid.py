@@ -28,14 +28,15 @@ def frame(guest: Guest, request: Request) -> Response:
     and ``X-Frame-Rows: top-bottom,...``, the body their bytes (``guest.frame_delta``).
     """
     since = request.query.get("since")
-    held = guest.frames.unchanged(since, guest.damage.count_now()) if since else None
+    # Exact before the grab: the held frame's count, and the key of the frame grabbed next.
+    changes = guest.damage.count_now() if since is not None else None
+    held = guest.frames.unchanged(since, changes) if since else None
     if held is not None:  # nothing drawn since the frame the client holds: no grab, no compare
         frame_id, width, height = held
         headers = {"X-Width": str(width), "X-Height": str(height), "X-Frame-Id": frame_id}
         headers |= {"X-Frame-Base": str(since), "X-Frame-Rows": ""}
         body: bytes | memoryview = b""
     else:
-        changes = guest.damage.latest()[0]  # before the grab: a later change makes the count differ
         shot = guest.screen.grab()
         headers = {"X-Width": str(shot.width), "X-Height": str(shot.height)}
         body = shot.bgra
