@@ -16,6 +16,7 @@ from collections.abc import Iterator
 
 import pytest
 from osworld_mcp_env.guest.damage import DamageWatch
+from Xlib import X
 from Xlib import display as xdisplay
 
 pytestmark = pytest.mark.skipif(shutil.which("Xvfb") is None, reason="needs Xvfb")
@@ -60,6 +61,46 @@ def test_a_change_drawn_is_counted_the_moment_it_is_asked_for(xvfb):
             before = now
     finally:
         painter.close()
+
+
+def test_the_pointer_sprite_is_hidden_from_the_framebuffer_while_the_watch_runs(tmp_path):
+    # Xvfb draws the sprite into its screen file with no damage report: a frame would
+    # change with no change counted, and a settled observation could lack the pointer.
+    server = subprocess.Popen(
+        ["Xvfb", ":0", "-displayfd", "1", "-fbdir", str(tmp_path), "-screen", "0", "320x200x24"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        assert server.stdout is not None
+        name = f":{server.stdout.readline().decode().strip()}"
+        screen_file = tmp_path / "Xvfb_screen0"
+
+        def frame() -> bytes:
+            return screen_file.read_bytes()[-320 * 200 * 4 :]
+
+        user = xdisplay.Display(name)
+        font = user.open_font("cursor")
+        arrow = font.create_glyph_cursor(font, 68, 69, (65535, 65535, 65535), (0, 0, 0))  # left_ptr
+        user.screen().root.change_attributes(cursor=arrow)
+
+        def moved_pointer_changes_the_frame(x: int) -> bool:
+            user.xtest_fake_input(X.MotionNotify, x=x, y=100)
+            user.sync()  # the sprite moves before the reply
+            before = frame()
+            user.xtest_fake_input(X.MotionNotify, x=x + 100, y=100)
+            user.sync()
+            return frame() != before
+
+        assert moved_pointer_changes_the_frame(50)  # the sprite is drawn without a watch
+        watch = DamageWatch(name)
+        count = watch.count_now()
+        assert not moved_pointer_changes_the_frame(50)
+        assert watch.count_now() == count
+        user.close()
+    finally:
+        server.kill()
+        server.wait()
 
 
 def test_a_gone_server_is_no_count(xvfb):

@@ -11,6 +11,10 @@ repaint of thousands of drawing requests costs one event, not thousands.
 first makes a round trip to the server, behind which every change the server drew
 earlier has been reported. A frame taken after an unchanged count is then still the
 screen, and a VM skips the grab and compare (~28 ms under TCG) for a quiet step.
+
+The one thing Xvfb draws into its framebuffer without a report is the pointer's
+sprite, so the watch hides it (XFIXES) for as long as it runs. Frames then show no
+pointer on either backend: a VM's grab (``GetImage``) never had it.
 """
 
 from __future__ import annotations
@@ -43,7 +47,15 @@ class DamageWatch:
             self._display.close()
             raise DamageUnavailable("The X server lacks the DAMAGE extension; the settle wait needs it.")
         self._display.damage_query_version()
-        self._damage = self._display.screen().root.damage_create(damage.DamageReportNonEmpty)
+        root = self._display.screen().root
+        self._damage = root.damage_create(damage.DamageReportNonEmpty)
+        if self._display.has_extension("XFIXES"):
+            # Xvfb draws the pointer's sprite into its framebuffer with no damage report,
+            # and puts it back after an app drew over it only once the server next idles,
+            # after it flushed its replies: a frame read then lacks or misplaces it. Hidden
+            # while this connection lasts; a client can unhide only what it hid itself.
+            self._display.xfixes_query_version()
+            root.xfixes_hide_cursor()
         self._display.sync()
         self._lock = threading.Condition()
         self._count = 0
