@@ -25,14 +25,13 @@ from polling import wait_until
 
 INNER_HOME = PurePosixPath("/home/user")
 
-# Runs inside the desktop (UNO listens on its private loopback) once ``soffice FILE`` was
-# launched: waits until the office has ``argv[1]`` open, then closes every other document
-# unsaved, so each test starts from one file. The office opens the file itself (its
-# command line reaches the running instance): loadComponentFromURL over UNO hung now and
-# then, the new document's window shown but the call never answering (the office's main
-# thread waiting on a futex while the UNO thread spins a nested event loop) until the
-# client went away. Each stage goes to stderr, so a timeout says where it hung.
-_OPEN_SCRIPT = """
+# Run inside the desktop (UNO listens on its private loopback) once ``soffice FILE`` was
+# launched, with ``argv[1]`` the file. The office opens the file itself (its command line
+# reaches the running instance): loadComponentFromURL over UNO hung now and then, the new
+# document's window shown but the call never answering (the office's main thread waiting on
+# a futex while the UNO thread spins a nested event loop) until the client went away. Each
+# stage goes to stderr, so a timeout says where it hung.
+_UNO_PRELUDE = """
 import os, sys, time, uno
 ctx = uno.getComponentContext()
 resolver = ctx.ServiceManager.createInstanceWithContext("com.sun.star.bridge.UnoUrlResolver", ctx)
@@ -67,24 +66,36 @@ def wait_for(done, exit_code):
         if time.monotonic() > deadline:
             os._exit(exit_code)
         time.sleep(0.1)
-
+"""
+# pyuno can crash in interpreter teardown while the bridge is up: both leave without it.
+_WAIT_UNTIL_OPEN = (
+    _UNO_PRELUDE
+    + """
 print("waiting for the office to open it", flush=True, file=sys.stderr)
 wait_for(lambda: any(url_of(c) == url for c in documents()), 4)
-print("opened", flush=True, file=sys.stderr)
-# Close the others after the new one is up: an office left with no document
-# shows its Start Center or quits.
+os._exit(0)
+"""
+)
+# Closes every other document once the new one is up (an office left with no document shows
+# its Start Center or quits), and only after the desktop settled: closing one document while
+# the office still finishes loading the next (view, toolbars, posted events) killed the
+# office once in a CI run, the bridge disposed under the enumeration that followed.
+_CLOSE_THE_OTHERS = (
+    _UNO_PRELUDE
+    + """
 for comp in documents():
     if url_of(comp) != url:
         try:
             comp.close(True)
         except Exception:
             pass  # already gone
+print("closing the others", flush=True, file=sys.stderr)
 # close(True) hands a vetoed close to the vetoer, which closes the document later: until
 # it has, a tool may still find the old document instead of this one.
 wait_for(lambda: all(url_of(c) == url for c in documents()), 5)
-# pyuno can crash in interpreter teardown while the bridge is up: leave without it.
 os._exit(0)
 """
+)
 
 
 class ToolCaller:
@@ -156,9 +167,11 @@ class Sandbox:
     def open_office(self, inner: str) -> None:
         """Opens ``inner`` in LibreOffice (starting it if needed) and closes every other document."""
         self.desktop.launch(["soffice", "--nologo", inner])
-        self.python(_OPEN_SCRIPT, inner)
+        self.python(_WAIT_UNTIL_OPEN, inner)
         # The office finishes the load after the document is listed (view, toolbars,
-        # posted events): tools called before then race it on a busy machine.
+        # posted events): closing or tool calls before then race it on a busy machine.
+        self.desktop.settle(max_ms=15_000)
+        self.python(_CLOSE_THE_OTHERS, inner)
         self.desktop.settle(max_ms=15_000)
 
     def open_document(self, name: str, data: bytes) -> Path:
