@@ -31,7 +31,9 @@ A wait without an input (after a task's setup or a tool call changed the apps
 behind the screen's back) has no reaction to tell the input's timers from the
 rest: every desktop user's main thread counts as woken, every timer due within
 the horizon as announced, drawn or not, and the horizon runs from the latest
-drawn change (a document takes a second to load and draw). LibreOffice
+drawn change or busy moment (a document takes a second to load and draw, and
+LibreOffice's first document after a start ends its load in a chain of short
+timers that repaints the ruler ~0.3 s after the work it follows). LibreOffice
 refreshes its toolbars from a timer some 140 ms after a document is drawn; a
 reset's frame taken before it shows a toolbar about to change. The syscall numbers are
 x86-64's; elsewhere this witness is absent and the two others remain.
@@ -283,6 +285,8 @@ class Settler:
             )
             if busy or announced:
                 last_activity = now
+            if busy and not after_input:  # work that may end in a timer, as a drawn change may
+                horizon = max(horizon, now + config.timer_horizon_ms / 1000)
             previous = sample
             if (now - start) * 1000 >= config.max_ms:
                 break

@@ -1,0 +1,95 @@
+"""The settle wait's rules on a scripted desktop and a virtual clock: no real time, no guesses.
+
+The desktop is a script of what its witnesses would report at each instant: the
+change count (nothing drawn here) and one app's main thread, busy, asleep on a
+timer, or idle. The clock moves only when the wait sleeps between its polls.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pytest
+from osworld_mcp_env.guest import settle
+from osworld_mcp_env.guest.settle import CpuSample, SettleConfig, Settler
+
+MAIN = "4242"  # the app's main thread
+
+
+@dataclass
+class VirtualClock:
+    """Stands in for the ``time`` module inside ``settle``."""
+
+    now: float = 1000.0
+
+    def monotonic(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.now += seconds
+
+
+@dataclass
+class LoadingApp:
+    """An app that computes until ``busy_until_s``, then runs a chain of short timers until
+    ``chain_until_s`` (wakes every 25 ms, does a little, sleeps on a 20 ms timer; too little
+    to count as busy), then sleeps on its caret's 600 ms blink timer.
+
+    LibreOffice does this on its first document after a start: work, then a timer chain
+    that ends in a repaint of the ruler some 400 ms after the last change it drew.
+    """
+
+    clock: VirtualClock
+    busy_until_s: float
+    chain_until_s: float
+    start: float = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.start = self.clock.now
+
+    def latest(self) -> tuple[int, float]:  # the damage watch: nothing drawn
+        return 0, self.start
+
+    def sample(self) -> CpuSample:  # the CPU meter
+        t = self.clock.now - self.start
+        if t < self.busy_until_s:
+            return CpuSample(self.clock.now, 0.0, 1, {MAIN: int(t * 1e9)}, {})
+        if t < self.chain_until_s:
+            wakes = int(t / 0.025)
+            return CpuSample(self.clock.now, 0.0, 0, {MAIN: 10**12 + wakes}, {MAIN: 20.0})
+        return CpuSample(self.clock.now, 0.0, 0, {MAIN: 2 * 10**12}, {MAIN: 600.0})
+
+
+@pytest.fixture
+def clock(monkeypatch: pytest.MonkeyPatch) -> VirtualClock:
+    virtual = VirtualClock()
+    monkeypatch.setattr(settle, "time", virtual)
+    return virtual
+
+
+CONFIG = SettleConfig(first_change_ms=50.0, quiet_ms=50.0, max_ms=5000.0)
+
+
+def test_a_wait_without_input_waits_for_timers_that_follow_work(clock):
+    # The horizon runs from the last busy moment (0.45 s), so the chain's timers up to
+    # 0.8 s are announced; the blink after it is not.
+    app = LoadingApp(clock, busy_until_s=0.45, chain_until_s=0.8)
+    waited_ms = Settler(app, app).wait(CONFIG)
+    assert 800 <= waited_ms <= 800 + CONFIG.first_change_ms + 2 * CONFIG.poll_ms
+
+
+def test_a_chain_that_outlives_the_horizon_after_the_work_is_not_waited_for(clock):
+    # 0.4 s after the last busy moment, the chain's timers are no longer the work's.
+    app = LoadingApp(clock, busy_until_s=0.45, chain_until_s=3.0)
+    waited_ms = Settler(app, app).wait(CONFIG)
+    assert 850 <= waited_ms <= 850 + CONFIG.first_change_ms + 2 * CONFIG.poll_ms
+
+
+def test_after_an_input_the_horizon_runs_from_the_input(clock):
+    # After an input, only timers due within the horizon of the input count (LibreOffice
+    # answers a pointer motion with timer cascades): the chain past 0.4 s is not waited for.
+    app = LoadingApp(clock, busy_until_s=0.45, chain_until_s=0.8)
+    settler = Settler(app, app)
+    mark = settler.mark()
+    waited_ms = settler.wait(CONFIG, mark)
+    assert 450 <= waited_ms <= 450 + CONFIG.first_change_ms + 2 * CONFIG.poll_ms
