@@ -51,9 +51,9 @@ class DamageWatch:
         self._damage = root.damage_create(damage.DamageReportNonEmpty)
         if self._display.has_extension("XFIXES"):
             # Xvfb draws the pointer's sprite into its framebuffer with no damage report,
-            # and puts it back after an app drew over it only once the server next idles,
-            # after it flushed its replies: a frame read then lacks or misplaces it. Hidden
-            # while this connection lasts; a client can unhide only what it hid itself.
+            # and puts it back after an app drew over it later, from its idle handler: a
+            # frame could lack or misplace it with nothing counted. Hidden while this
+            # connection lasts; a client can unhide only what it hid itself.
             self._display.xfixes_query_version()
             root.xfixes_hide_cursor()
         self._display.sync()
