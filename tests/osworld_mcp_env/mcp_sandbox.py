@@ -83,13 +83,13 @@ os._exit(0)
 _CLOSE_THE_OTHERS = (
     _UNO_PRELUDE
     + """
+print("closing the others", flush=True, file=sys.stderr)
 for comp in documents():
     if url_of(comp) != url:
         try:
             comp.close(True)
         except Exception:
             pass  # already gone
-print("closing the others", flush=True, file=sys.stderr)
 # close(True) hands a vetoed close to the vetoer, which closes the document later: until
 # it has, a tool may still find the old document instead of this one.
 wait_for(lambda: all(url_of(c) == url for c in documents()), 5)

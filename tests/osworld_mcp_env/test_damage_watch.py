@@ -13,8 +13,11 @@ import subprocess
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
+import numpy as np
 import pytest
+from osworld_mcp_env.backends.framebuffer import open_framebuffer
 from osworld_mcp_env.guest.damage import DamageWatch
 from Xlib import X
 from Xlib import display as xdisplay
@@ -23,11 +26,22 @@ pytestmark = pytest.mark.skipif(shutil.which("Xvfb") is None, reason="needs Xvfb
 
 
 @pytest.fixture
-def xvfb() -> Iterator[subprocess.Popen]:
-    """A private Xvfb; its display name is in ``.args[-1]`` once it answers."""
+def xvfb(tmp_path: Path) -> Iterator[subprocess.Popen]:
+    """A private Xvfb with its screen file in ``tmp_path``; its display name is in ``.args[-1]``."""
     read, write = os.pipe()
     server = subprocess.Popen(
-        ["Xvfb", "-displayfd", str(write), "-screen", "0", "320x200x24", "-nolisten", "tcp"],
+        [
+            "Xvfb",
+            "-displayfd",
+            str(write),
+            "-screen",
+            "0",
+            "320x200x24",
+            "-nolisten",
+            "tcp",
+            "-fbdir",
+            str(tmp_path),
+        ],
         pass_fds=(write,),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -63,44 +77,36 @@ def test_a_change_drawn_is_counted_the_moment_it_is_asked_for(xvfb):
         painter.close()
 
 
-def test_the_pointer_sprite_is_hidden_from_the_framebuffer_while_the_watch_runs(tmp_path):
+def test_the_pointer_sprite_is_hidden_from_the_framebuffer_while_the_watch_runs(xvfb, tmp_path):
     # Xvfb draws the sprite into its screen file with no damage report: a frame would
     # change with no change counted, and a settled observation could lack the pointer.
-    server = subprocess.Popen(
-        ["Xvfb", ":0", "-displayfd", "1", "-fbdir", str(tmp_path), "-screen", "0", "320x200x24"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-    )
+    name = xvfb.args[-1]
+    screen = open_framebuffer(tmp_path, os.getuid())
+    assert screen is not None
+    user = xdisplay.Display(name)
     try:
-        assert server.stdout is not None
-        name = f":{server.stdout.readline().decode().strip()}"
-        screen_file = tmp_path / "Xvfb_screen0"
-
-        def frame() -> bytes:
-            return screen_file.read_bytes()[-320 * 200 * 4 :]
-
-        user = xdisplay.Display(name)
         font = user.open_font("cursor")
         arrow = font.create_glyph_cursor(font, 68, 69, (65535, 65535, 65535), (0, 0, 0))  # left_ptr
         user.screen().root.change_attributes(cursor=arrow)
 
-        def moved_pointer_changes_the_frame(x: int) -> bool:
-            user.xtest_fake_input(X.MotionNotify, x=x, y=100)
+        def moving_the_pointer_changes_the_frame() -> bool:
+            user.xtest_fake_input(X.MotionNotify, x=50, y=100)
             user.sync()  # the sprite moves before the reply
-            before = frame()
-            user.xtest_fake_input(X.MotionNotify, x=x + 100, y=100)
+            before = screen.rgb()
+            user.xtest_fake_input(X.MotionNotify, x=150, y=100)
             user.sync()
-            return frame() != before
+            after = screen.rgb()
+            assert before is not None and after is not None
+            return not np.array_equal(before, after)
 
-        assert moved_pointer_changes_the_frame(50)  # the sprite is drawn without a watch
+        assert moving_the_pointer_changes_the_frame()  # the sprite is drawn without a watch
         watch = DamageWatch(name)
         count = watch.count_now()
-        assert not moved_pointer_changes_the_frame(50)
+        assert not moving_the_pointer_changes_the_frame()
         assert watch.count_now() == count
-        user.close()
     finally:
-        server.kill()
-        server.wait()
+        user.close()
+        screen.close()
 
 
 def test_a_gone_server_is_no_count(xvfb):
