@@ -114,3 +114,35 @@ def libvirt_daemon(vm_image: Path) -> Iterator[str]:
     deadline = time.monotonic() + 60
     while set(daemon_pids()) & started and time.monotonic() < deadline:
         time.sleep(0.1)
+
+
+@pytest.fixture
+def xvfb(tmp_path: Path) -> Iterator[subprocess.Popen]:
+    """A private Xvfb with its screen file in ``tmp_path``; its display name is in ``.args[-1]``."""
+    read, write = os.pipe()
+    server = subprocess.Popen(
+        [
+            "Xvfb",
+            "-displayfd",
+            str(write),
+            "-screen",
+            "0",
+            "320x200x24",
+            "-nolisten",
+            "tcp",
+            "-fbdir",
+            str(tmp_path),
+        ],
+        pass_fds=(write,),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    os.close(write)
+    with os.fdopen(read) as announced:
+        number = announced.readline().strip()  # written once the server accepts clients
+    server.args.append(f":{number}")
+    try:
+        yield server
+    finally:
+        server.kill()
+        server.wait()

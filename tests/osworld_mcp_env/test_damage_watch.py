@@ -10,11 +10,8 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import subprocess
 import threading
 import time
-from collections.abc import Iterator
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -24,38 +21,6 @@ from Xlib import X
 from Xlib import display as xdisplay
 
 pytestmark = pytest.mark.skipif(shutil.which("Xvfb") is None, reason="needs Xvfb")
-
-
-@pytest.fixture
-def xvfb(tmp_path: Path) -> Iterator[subprocess.Popen]:
-    """A private Xvfb with its screen file in ``tmp_path``; its display name is in ``.args[-1]``."""
-    read, write = os.pipe()
-    server = subprocess.Popen(
-        [
-            "Xvfb",
-            "-displayfd",
-            str(write),
-            "-screen",
-            "0",
-            "320x200x24",
-            "-nolisten",
-            "tcp",
-            "-fbdir",
-            str(tmp_path),
-        ],
-        pass_fds=(write,),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    os.close(write)
-    with os.fdopen(read) as announced:
-        number = announced.readline().strip()  # written once the server accepts clients
-    server.args.append(f":{number}")
-    try:
-        yield server
-    finally:
-        server.kill()
-        server.wait()
 
 
 def test_a_change_drawn_is_counted_the_moment_it_is_asked_for(xvfb):

@@ -43,11 +43,13 @@ from __future__ import annotations
 
 import os
 import platform
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from osworld_mcp_env.guest.damage import DamageWatch
+from osworld_mcp_env.guest.procfiles import KeptProcFiles
 
 
 @dataclass(frozen=True)
@@ -109,6 +111,7 @@ class CpuMeter:
     access to another cgroup's ``cgroup.procs``, which only root has. Without a cgroup
     (``cgroup=None``), every process of this PID namespace: a local desktop's sandbox
     holds only the desktop, and where the kernel's threads are visible they are skipped.
+    Each thread's files stay open between samples (:class:`KeptProcFiles`).
     """
 
     def __init__(self, cgroup: Path | None = None) -> None:
@@ -116,6 +119,8 @@ class CpuMeter:
         self._cgroup = cgroup
         # Kernel threads are visible only where kthreadd is: pid 2 of the root namespace.
         self._skip_kernel = cgroup is None and is_kernel_thread("2")
+        self._files = KeptProcFiles()
+        self._lock = threading.Lock()
 
     @classmethod
     def for_this_server(cls) -> CpuMeter:
@@ -153,18 +158,21 @@ class CpuMeter:
 
     def sample(self) -> CpuSample:
         """Reads each thread's state and nanosecond run time (``schedstat``) from ``/proc``."""
+        with self._lock:  # the kept files are one sampler's at a time
+            return self._sample()
+
+    def _sample(self) -> CpuSample:
+        files = self._files
         run_ns = 0
         runnable = 0
         main_ns: dict[str, int] = {}
         timers: dict[str, float] = {}
-        for tid, main in self.threads():
-            task = f"/proc/{tid}/task/{tid}"
+        threads = self.threads()
+        for tid, main in threads:
             try:
-                with open(f"{task}/schedstat", "rb") as f:
-                    thread_ns = int(f.read().split(maxsplit=1)[0])
-                with open(f"{task}/stat", "rb") as f:
-                    state = f.read().rsplit(b")", 1)[1].split(maxsplit=1)[0]
-                user = main and os.stat(f"/proc/{tid}").st_uid != 0  # not the infrastructure
+                thread_ns = int(files.read(tid, "schedstat").split(maxsplit=1)[0])
+                state = files.read(tid, "stat").rsplit(b")", 1)[1].split(maxsplit=1)[0]
+                user = main and files.owner(tid) != 0  # not the infrastructure
             except (OSError, IndexError, ValueError):
                 continue  # exited
             run_ns += thread_ns
@@ -172,8 +180,9 @@ class CpuMeter:
                 main_ns[tid] = thread_ns
             if state in (b"R", b"D"):  # on or waiting for a CPU, or reading a disk
                 runnable += 1
-            elif user and (timeout := _timer_ms(tid)) is not None:
+            elif user and (timeout := _timer_ms(files, tid)) is not None:
                 timers[tid] = timeout
+        files.keep_only({tid for tid, _main in threads})
         return CpuSample(time.monotonic(), run_ns / 1e9, runnable, main_ns, timers)
 
 
@@ -200,11 +209,10 @@ def is_kernel_thread(pid: str) -> bool:
     return bool(flags & PF_KTHREAD)
 
 
-def _timer_ms(pid: str) -> float | None:
-    """The timeout a sleeping main thread waits on in poll or epoll (None: none or unknown)."""
+def _timer_ms(files: KeptProcFiles, tid: str) -> float | None:
+    """The timeout a sleeping thread waits on in poll or epoll (None: none or unknown)."""
     try:
-        with open(f"/proc/{pid}/syscall", "rb") as f:
-            fields = f.read().split()
+        fields = files.read(tid, "syscall").split()
         index = TIMEOUT_FIELD.get(int(fields[0]))
         if index is None:
             return None
