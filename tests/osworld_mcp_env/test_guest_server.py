@@ -5,11 +5,14 @@ from __future__ import annotations
 import io
 import json
 import time
+from types import SimpleNamespace
 
+import numpy as np
 import openpyxl
 import pytest
 from osworld_mcp_env.backends.local import LocalDesktop
 from osworld_mcp_env.errors import GuestRequestError, InputRejected, StaleFrameError
+from osworld_mcp_env.guest import routes_hybrid
 from PIL import Image
 
 pytestmark = pytest.mark.desktop
@@ -155,3 +158,54 @@ def test_accessibility_summarises_the_calc_table_and_reads_the_terminal(desktop)
             break
         assert time.monotonic() < deadline, output
         time.sleep(0.2)
+
+
+# Full screen, no caret, no pointer: blue, then red and green in turn at each click.
+TOGGLE_APP = """
+import tkinter as tk
+root = tk.Tk()
+root.attributes("-fullscreen", True)
+root.configure(background="#0000ff", cursor="none")
+colours = iter(["#ff0000", "#00ff00"] * 100)
+root.bind("<Button-1>", lambda event: root.configure(background=next(colours)))
+root.mainloop()
+"""
+
+
+def test_a_gui_reply_carries_the_settled_frame_an_observation_would_take(desktop):
+    """One round trip per step: the action's reply has the frame (or, locally, the focus)."""
+    desktop.launch(["python3", "-c", TOGGLE_APP])
+    deadline = time.monotonic() + 30
+    while tuple(desktop.screenshot().pixels[540, 960]) != (0, 0, 255):
+        assert time.monotonic() < deadline, "the toggle app did not show"
+        time.sleep(0.05)
+    click = {"action": "left_click", "arguments": {"coordinate": [960, 540]}}
+    try:
+        # Through the guest: the reply's frame is the screen after the click's repaint,
+        # the same frame, layout and focus as a request right after it.
+        carried = desktop.client.gui(click, capture=True, with_layout=True).capture
+        assert carried is not None and tuple(carried.pixels[540, 960]) == (255, 0, 0)
+        after = desktop.client.screenshot(with_layout=True)
+        np.testing.assert_array_equal(carried.pixels, after.pixels)
+        assert (carried.layout_hash, carried.active_window) == (after.layout_hash, after.active_window)
+        assert carried.active_window is not None and carried.active_window.wm_class.endswith("Tk")
+        # Locally: the screen file read after the reply's focus and change count.
+        local = desktop.gui(click, capture=True).capture
+        assert local is not None and tuple(local.pixels[540, 960]) == (0, 255, 0)
+        np.testing.assert_array_equal(local.pixels, desktop.screenshot().pixels)
+        assert local.active_window == after.active_window
+        assert desktop.gui(click).capture is None  # not asked for
+    finally:
+        desktop.close_window("Tk", by_class=True)
+
+
+def test_a_failed_observation_still_returns_the_actions_result():
+    """The input happened: a frame the guest cannot take must not turn the reply into an error."""
+
+    def broken() -> None:
+        raise RuntimeError("the X connection broke")
+
+    guest = SimpleNamespace(windows=SimpleNamespace(active=broken, layout_hash=broken))
+    result = {"input_events_emitted": True, "settle_ms": 3.0}
+    reply = routes_hybrid._with_observation(guest, result, {"observe": "focus"})
+    assert reply.status == 200 and reply.body == result

@@ -98,7 +98,7 @@ def test_moving_the_frame_a_window_sits_in_shows_at_once(xvfb, app):
 
 
 def test_a_new_focus_and_a_destroyed_window_are_read_afresh(xvfb, app):
-    client, window = app
+    client, _window = app
     root = client.screen().root
     manager = CountingWindowManager(XConnection(xvfb.args[-1]))
     assert _active(manager)[0] == "one"

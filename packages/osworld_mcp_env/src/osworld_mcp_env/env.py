@@ -38,7 +38,7 @@ from osworld_mcp_env.actions import (
 )
 from osworld_mcp_env.apps import app_from_wm_class
 from osworld_mcp_env.backends import Desktop, make_desktop
-from osworld_mcp_env.backends.base import CpuWeighted
+from osworld_mcp_env.backends.base import CpuWeighted, ScreenCapture
 from osworld_mcp_env.backends.cgroups import DEFAULT_CPU_WEIGHT
 from osworld_mcp_env.deadline import budget, deadline
 from osworld_mcp_env.env_tools import ToolCatalog
@@ -183,6 +183,7 @@ class OSWorldMCPEnv(gym.Env[dict[str, Any], Call]):
         self._steps = 0
         self._done = False
         self._last_pixels: np.ndarray | None = None
+        self._settled_capture: ScreenCapture | None = None  # a GUI action's frame, for its observation
         self._frame_layouts: dict[int, str] = {}
         self._frame_id = 0
         self._tools: ToolCatalog | None = None
@@ -274,6 +275,7 @@ class OSWorldMCPEnv(gym.Env[dict[str, Any], Call]):
             over_info["error"] = over.to_dict()
             return obs, 0.0, True, False, self._reported(over_info)
         self._steps += 1
+        self._settled_capture = None
         parsed = parse_action(
             action, (self.config.screen_width, self.config.screen_height), self.config.limits
         )
@@ -299,6 +301,7 @@ class OSWorldMCPEnv(gym.Env[dict[str, Any], Call]):
         reward = 0.0
         if terminated or truncated:
             self._done = True
+            self._settled_capture = None  # the evaluator may change the screen: observe after it
             reward = self._score(parsed, info)
         obs, obs_info = self._observe(tool_result=tool_result)
         action_timings = info.pop("timings", {})
@@ -504,10 +507,15 @@ class OSWorldMCPEnv(gym.Env[dict[str, Any], Call]):
         call = {"action": action.action, "arguments": dict(action.arguments)}
         try:
             result = self.desktop.gui(
-                call, expected_layout=expected_layout, timeout=self.config.step_timeout_s
+                call,
+                expected_layout=expected_layout,
+                timeout=self.config.step_timeout_s,
+                capture=True,
+                with_layout=self.config.stale_guard,
             )
         except DesktopError as exc:
             return desktop_fault(exc), False
+        self._settled_capture = result.capture  # the step's observation, unless scoring comes first
         info["timings"] = {"settle_ms": result.settle_ms}
         return None, False
 
@@ -624,8 +632,10 @@ class OSWorldMCPEnv(gym.Env[dict[str, Any], Call]):
         """The observation, every text cut to its space's bound, and its part of ``info``."""
         started = time.perf_counter()
         info: StepInfo = {"step": self._steps}
+        capture, self._settled_capture = self._settled_capture, None
         try:
-            capture = self.desktop.screenshot(with_layout=self.config.stale_guard)
+            if capture is None:
+                capture = self.desktop.screenshot(with_layout=self.config.stale_guard)
             active = capture.active_window
         except DesktopError as exc:
             # A hung desktop must not hang or crash step(): show the last frame and say so.

@@ -69,6 +69,8 @@ class GuiResult:
     input_events_emitted: bool
     settle_ms: float = 0.0
     details: dict[str, Any] = field(default_factory=dict)
+    capture: ScreenCapture | None = None
+    """The settled screen, taken once the wait ended, when asked for and the backend could."""
 
 
 @runtime_checkable
@@ -132,13 +134,23 @@ class Desktop(Protocol):
         ...
 
     def gui(
-        self, action: dict[str, Any], *, expected_layout: str | None = None, timeout: float | None = None
+        self,
+        action: dict[str, Any],
+        *,
+        expected_layout: str | None = None,
+        timeout: float | None = None,
+        capture: bool = False,
+        with_layout: bool = False,
     ) -> GuiResult:
         """Executes one validated ``computer_use`` action (pixel coordinates), then waits for the screen.
 
         With ``expected_layout`` (a :attr:`ScreenCapture.layout_hash`), the action is refused
         before any input when the window layout changed since that frame.
         ``timeout`` bounds the whole action; a hung app raises ``GuestRequestError``.
+        With ``capture``, a backend that can returns the settled screen in the same
+        exchange (:attr:`GuiResult.capture`, as :meth:`screenshot` with ``with_layout``
+        would give it right after): a step's observation then costs no round trip of
+        its own. None there means: take a :meth:`screenshot`.
         """
         ...
 

@@ -100,7 +100,15 @@ class GuestBackedDesktop:
         return self.client.settle(first_change_ms=first_change_ms, quiet_ms=quiet_ms, max_ms=max_ms)
 
     def gui(
-        self, action: dict[str, Any], *, expected_layout: str | None = None, timeout: float | None = None
+        self,
+        action: dict[str, Any],
+        *,
+        expected_layout: str | None = None,
+        timeout: float | None = None,
+        capture: bool = False,
+        with_layout: bool = False,
     ) -> GuiResult:
-        """One input action plus the settle wait, within ``timeout`` seconds."""
-        return self.client.gui(action, expected_layout=expected_layout, timeout=timeout)
+        """One input action plus the settle wait, within ``timeout`` s (with ``capture``, the frame too)."""
+        return self.client.gui(
+            action, expected_layout=expected_layout, timeout=timeout, capture=capture, with_layout=with_layout
+        )

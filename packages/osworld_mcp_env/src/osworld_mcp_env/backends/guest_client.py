@@ -23,6 +23,7 @@ import socket
 import threading
 import uuid
 from collections.abc import Iterator, Mapping
+from dataclasses import replace
 from typing import Any, NamedTuple
 from urllib.parse import quote
 
@@ -274,14 +275,18 @@ class GuestClient:
             status, headers, data = self.request("GET", path, timeout=timeout)
             if status != 200:
                 raise _status_error("/frame", status, data)
-            with _reading("/frame"):
-                width, height = int(headers["x-width"]), int(headers["x-height"])
-                pixels = bgra_to_rgb(self._patched_frame(headers, data, width, height), width, height)
-                return ScreenCapture(
-                    pixels=pixels,
-                    layout_hash=headers.get("x-layout-hash", ""),
-                    active_window=_window(headers.get("x-active-window")),
-                )
+            return self._frame_capture("/frame", headers, data)
+
+    def _frame_capture(self, endpoint: str, headers: Mapping[str, str], data: bytes) -> ScreenCapture:
+        """The screen of a ``/frame`` reply (or a ``/gui`` reply that carries one); hold the frame lock."""
+        with _reading(endpoint):
+            width, height = int(headers["x-width"]), int(headers["x-height"])
+            pixels = bgra_to_rgb(self._patched_frame(headers, data, width, height), width, height)
+            return ScreenCapture(
+                pixels=pixels,
+                layout_hash=headers.get("x-layout-hash", ""),
+                active_window=_window(headers.get("x-active-window")),
+            )
 
     def _patched_frame(
         self, headers: Mapping[str, str], data: bytes, width: int, height: int
@@ -324,14 +329,7 @@ class GuestClient:
         One request: ``GET /active_window``, or ``GET /windows`` for the layout hash.
         """
         path = "/windows" if with_layout else "/active_window"
-        state = self._json("GET", f"{path}?changes=1")
-        with _reading(path):
-            changes = state.get("changes")
-            return Focus(
-                active=WindowInfo(**state["active"]) if state["active"] else None,
-                layout_hash=str(state["layout_hash"]) if with_layout else "",
-                changes=changes if isinstance(changes, int) and not isinstance(changes, bool) else None,
-            )
+        return _focus(path, self._json("GET", f"{path}?changes=1"), with_layout=with_layout)
 
     def accessibility_tree(self, *, max_nodes: int = 5000) -> str:
         """``GET /accessibility`` -> the XML."""
@@ -340,9 +338,15 @@ class GuestClient:
             return str(state["AT"])
 
     def gui(
-        self, action: dict[str, Any], *, expected_layout: str | None = None, timeout: float | None = None
+        self,
+        action: dict[str, Any],
+        *,
+        expected_layout: str | None = None,
+        timeout: float | None = None,
+        capture: bool = False,
+        with_layout: bool = False,
     ) -> GuiResult:
-        """``POST /gui``: one input action plus the settle wait.
+        """``POST /gui``: one input action plus the settle wait (with ``capture``, the frame in its reply).
 
         The guest gets the time left (``deadline_s``) and stops typing and settling
         at it; it also stops once this client hangs up. Either way no keystroke of
@@ -353,20 +357,57 @@ class GuestClient:
             InputRejected: input the guest cannot produce, such as an unknown key name.
             GuestTimeout: the action did not finish in time (the guest says how far it got).
         """
+        if not capture:
+            return self._gui(action, expected_layout, timeout, {})[0]
+        with self._frame_lock:
+            observe = {"observe": "frame", "since": self._frame_id, "layout": with_layout}
+            result, headers, data = self._gui(action, expected_layout, timeout, observe)
+            if "x-gui-result" not in headers:  # the guest could not take the frame
+                return result
+            return replace(result, capture=self._frame_capture("/gui", headers, data))
+
+    def gui_focus(
+        self,
+        action: dict[str, Any],
+        *,
+        expected_layout: str | None = None,
+        timeout: float | None = None,
+        with_layout: bool = False,
+    ) -> tuple[GuiResult, Focus | None]:
+        """:meth:`gui` with the focus after the wait, as :meth:`focus` gives it, from the same reply.
+
+        For a host that reads the screen itself; None when the guest could not take it.
+        """
+        observe = {"observe": "focus", "layout": with_layout}
+        result, _, data = self._gui(action, expected_layout, timeout, observe)
+        with _reading("/gui"):
+            focus = _decode("/gui", data).get("focus")
+        return result, _focus("/gui", focus, with_layout=with_layout) if focus is not None else None
+
+    def _gui(
+        self,
+        action: dict[str, Any],
+        expected_layout: str | None,
+        timeout: float | None,
+        observe: dict[str, Any],
+    ) -> tuple[GuiResult, Mapping[str, str], bytes]:
         budget = deadline_budget(self.timeout if timeout is None else timeout)
         payload = {
             "action": action["action"],
             "arguments": action.get("arguments", {}),
             "deadline_s": budget - GUEST_REPLY_MARGIN_S,
+            **observe,
         }
         if expected_layout:
             payload["expected_layout"] = expected_layout
-        status, _, data = self.request("POST", "/gui", json_body=payload, timeout=budget)
+        status, headers, data = self.request("POST", "/gui", json_body=payload, timeout=budget)
         if status != 200:
             raise _status_error("/gui", status, data, GUI_REFUSALS)
-        reply = _decode("/gui", data)
+        carried = headers.get("x-gui-result")
+        reply = _decode("/gui", carried.encode() if carried is not None else data)
         with _reading("/gui"):
-            return GuiResult(input_events_emitted=True, settle_ms=float(reply.get("settle_ms", 0.0)))
+            settle_ms = float(reply.get("settle_ms", 0.0))
+        return GuiResult(input_events_emitted=True, settle_ms=settle_ms), headers, data
 
     def reset_session(self, *, timeout: float | None = None) -> int:
         """``POST /session/reset``: kills the user's processes, keeps X/WM/servers; returns how many died."""
@@ -428,6 +469,17 @@ def _status_error(
         reply = {}
     fields = {k: v for k, v in reply.items() if k not in ("status", "message")}
     return error(endpoint, status, _error_message(data), fields)
+
+
+def _focus(endpoint: str, state: Any, *, with_layout: bool) -> Focus:
+    """A :class:`Focus` from a reply's ``{"active", "layout_hash"?, "changes"}``."""
+    with _reading(endpoint):
+        changes = state.get("changes")
+        return Focus(
+            active=WindowInfo(**state["active"]) if state["active"] else None,
+            layout_hash=str(state["layout_hash"]) if with_layout else "",
+            changes=changes if isinstance(changes, int) and not isinstance(changes, bool) else None,
+        )
 
 
 def _window(header: str | None) -> WindowInfo | None:

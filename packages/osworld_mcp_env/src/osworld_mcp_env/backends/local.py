@@ -44,11 +44,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from osworld_mcp_env.backends.base import ScreenCapture
+from osworld_mcp_env.backends.base import GuiResult, ScreenCapture
 from osworld_mcp_env.backends.cgroups import CgroupLimits, DesktopCgroup, sweep_stale_groups
 from osworld_mcp_env.backends.framebuffer import QuietFrame, XvfbFramebuffer, open_framebuffer
 from osworld_mcp_env.backends.guest_backed import GuestBackedDesktop
-from osworld_mcp_env.backends.guest_client import GuestClient
+from osworld_mcp_env.backends.guest_client import Focus, GuestClient
 from osworld_mcp_env.backends.home import ensure_home_template
 from osworld_mcp_env.backends.sandbox import (
     SandboxProcess,
@@ -436,15 +436,52 @@ class LocalDesktop(GuestBackedDesktop):
         Falls back to the guest's ``/frame`` while the screen file cannot be read.
         """
         framebuffer = self._open_framebuffer()
+        if framebuffer is not None:
+            capture = self._capture(framebuffer, self.client.focus(with_layout=with_layout))
+            if capture is not None:
+                return capture
+        return self.client.screenshot(with_layout=with_layout)
+
+    def gui(
+        self,
+        action: dict[str, Any],
+        *,
+        expected_layout: str | None = None,
+        timeout: float | None = None,
+        capture: bool = False,
+        with_layout: bool = False,
+    ) -> GuiResult:
+        """One input action plus the settle wait; with ``capture``, the screen file read after its reply.
+
+        The reply carries the focus and change count (:meth:`GuestClient.gui_focus`), so the
+        capture is :meth:`screenshot`'s without its request. Without a readable screen
+        file the guest sends the frame instead.
+        """
+        framebuffer = self._open_framebuffer() if capture else None
         if framebuffer is None:
-            return self.client.screenshot(with_layout=with_layout)
-        focus = self.client.focus(with_layout=with_layout)
+            return super().gui(
+                action,
+                expected_layout=expected_layout,
+                timeout=timeout,
+                capture=capture,
+                with_layout=with_layout,
+            )
+        result, focus = self.client.gui_focus(
+            action, expected_layout=expected_layout, timeout=timeout, with_layout=with_layout
+        )
+        return replace(result, capture=self._capture(framebuffer, focus) if focus is not None else None)
+
+    def _capture(self, framebuffer: XvfbFramebuffer, focus: Focus) -> ScreenCapture | None:
+        """The screen as of ``focus``'s reply: the last frame read while its count stands.
+
+        None when the screen file cannot be read.
+        """
         pixels = self._quiet_frame.get(self.generation, focus.changes)
         if pixels is None:
             read = framebuffer.rgb()
             if read is None:
                 self._drop_framebuffer()
-                return self.client.screenshot(with_layout=with_layout)
+                return None
             pixels = self._quiet_frame.put(self.generation, focus.changes, read)
         return ScreenCapture(pixels=pixels, layout_hash=focus.layout_hash, active_window=focus.active)
 

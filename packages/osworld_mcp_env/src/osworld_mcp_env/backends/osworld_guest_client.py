@@ -185,9 +185,17 @@ class OSWorldGuestClient(GuestClient):
         return active, _layout_hash(windows, active)
 
     def gui(
-        self, action: dict[str, Any], *, expected_layout: str | None = None, timeout: float | None = None
+        self,
+        action: dict[str, Any],
+        *,
+        expected_layout: str | None = None,
+        timeout: float | None = None,
+        capture: bool = False,
+        with_layout: bool = False,
     ) -> GuiResult:
         """One input action as pyautogui code through ``/execute``, then the screenshot poll.
+
+        OSWorld's API has no frame in an action's reply, so ``capture`` gets none.
 
         Raises:
             InputRejected: A key or text pyautogui cannot produce (nothing was sent).

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import logging
 import struct
 import time
 from typing import Any
@@ -18,6 +19,8 @@ from osworld_mcp_env.guest.state import Guest
 from osworld_mcp_env.guest.transport import Request, RequestError, Response, route
 from osworld_mcp_env.guest.xinput import InputCancelled, UnknownKey
 
+log = logging.getLogger(__name__)
+
 
 @route("/frame", "GET")
 def frame(guest: Guest, request: Request) -> Response:
@@ -27,7 +30,12 @@ def frame(guest: Guest, request: Request) -> Response:
     ``ID`` is the last frame sent, only its changed rows go out: ``X-Frame-Base: ID``
     and ``X-Frame-Rows: top-bottom,...``, the body their bytes (``guest.frame_delta``).
     """
-    since = request.query.get("since")
+    body, headers = _frame(guest, request.query.get("since"), layout=request.query.get("layout") == "1")
+    return Response(body, content_type="application/octet-stream", headers=headers)
+
+
+def _frame(guest: Guest, since: str | None, *, layout: bool) -> tuple[bytes | memoryview, dict[str, str]]:
+    """The body and headers of a ``/frame`` reply (:func:`frame`)."""
     # Exact before the grab: the held frame's count, and the key of the frame grabbed next.
     changes = guest.damage.count_now() if since is not None else None
     held = guest.frames.unchanged(since, changes) if since else None
@@ -47,42 +55,42 @@ def frame(guest: Guest, request: Request) -> Response:
                 headers["X-Frame-Base"] = since
                 headers["X-Frame-Rows"] = format_runs(runs)
                 body = pack_runs(shot.bgra, runs, shot.width * 4)
-    if request.query.get("layout") == "1":
+    if layout:
         headers["X-Layout-Hash"] = guest.windows.layout_hash()
     # The focused window rides along: one round trip per observation instead of two.
     active = guest.windows.active()
     headers["X-Active-Window"] = json.dumps(active.to_dict() if active else None, ensure_ascii=True)
-    return Response(body, content_type="application/octet-stream", headers=headers)
+    return body, headers
 
 
 @route("/windows", "GET")
 def windows(guest: Guest, request: Request) -> Response:
-    """Managed windows (bottom to top), the active one, the layout hash (``?changes=1``: :func:`_changes`)."""
-    active = guest.windows.active()
-    return Response(
-        {
-            "windows": [w.to_dict() for w in guest.windows.list()],
-            "active": active.to_dict() if active else None,
-            "layout_hash": guest.windows.layout_hash(),
-            **_changes(guest, request),
-        }
-    )
+    """Managed windows (bottom to top), the active one, the layout hash (``?changes=1``: :func:`_focus`)."""
+    listed = [w.to_dict() for w in guest.windows.list()]
+    focus = _focus(guest, layout=True, changes=request.query.get("changes") == "1")
+    return Response({"windows": listed, **focus})
 
 
 @route("/active_window", "GET")
 def active_window(guest: Guest, request: Request) -> Response:
-    """The focused window only (``?changes=1``: :func:`_changes`)."""
-    active = guest.windows.active()
-    return Response({"active": active.to_dict() if active else None, **_changes(guest, request)})
+    """The focused window only (``?changes=1``: :func:`_focus`)."""
+    return Response(_focus(guest, layout=False, changes=request.query.get("changes") == "1"))
 
 
-def _changes(guest: Guest, request: Request) -> dict[str, int | None]:
-    """With ``?changes=1``, the screen's change count, exact when the reply leaves (null: unknown).
+def _focus(guest: Guest, *, layout: bool, changes: bool = True) -> dict[str, Any]:
+    """The focused window (and layout hash), and with ``changes`` the screen's change count.
 
-    A host that reads the screen itself (the local backend's screen file) reads it after
-    this reply: an equal count in a later reply means the pixels it holds are still the screen.
+    The count is exact when the reply leaves (null: unknown). A host that reads the
+    screen itself (the local backend's screen file) reads it after this reply: an
+    equal count in a later reply means the pixels it holds are still the screen.
     """
-    return {"changes": guest.damage.count_now()} if request.query.get("changes") == "1" else {}
+    active = guest.windows.active()
+    focus: dict[str, Any] = {"active": active.to_dict() if active else None}
+    if layout:
+        focus["layout_hash"] = guest.windows.layout_hash()
+    if changes:
+        focus["changes"] = guest.damage.count_now()
+    return focus
 
 
 @route("/gui", "POST")
@@ -92,13 +100,22 @@ def gui(guest: Guest, request: Request) -> Response:
     The accepted actions are the table's (``actions.INPUT_ACTIONS``); ``wait`` and
     the actions that end the episode never reach the guest.
 
-    Body: ``{"action", "arguments", "settle": true, "expected_layout": hash?, "deadline_s": s?}``.
+    Body: ``{"action", "arguments", "settle": true, "expected_layout": hash?, "deadline_s": s?,
+    "observe": "frame" | "focus"?, "since": id?, "layout": bool?}``.
     With ``expected_layout`` the action is refused before any input (409,
     ``stale_gui_frame``) when the window layout changed since that hash. With
     ``deadline_s`` the action ends by then: typing stops between keystrokes and
     the settle wait is cut (504, ``timeout``, saying how many characters went out).
     Typing also stops as soon as the client hangs up, so an abandoned action
     never types into the next one.
+
+    With ``observe`` the reply also carries what an observation right after would
+    ask for, taken once the wait ended: one round trip per step instead of two (a
+    VM's cost ~15 ms each). ``"frame"``: the body and headers of ``/frame?since=``
+    (``layout`` as ``?layout=1``), the action's result in ``X-Gui-Result``.
+    ``"focus"``: the JSON result gains ``focus``, as ``/active_window?changes=1``
+    (``/windows?changes=1``'s layout hash with ``layout``) for a host that reads the
+    screen itself. An observation that fails leaves it out; the input's result still comes.
     """
     payload = request.json()
     action = payload.get("action")
@@ -146,7 +163,24 @@ def gui(guest: Guest, request: Request) -> Response:
             settle_ms = guest.settler.wait(_within(guest.settle, deadline), mark)
     finally:
         guest._gui_lock.release()
-    return Response({"input_events_emitted": True, "settle_ms": settle_ms})
+    result = {"input_events_emitted": True, "settle_ms": settle_ms}
+    return _with_observation(guest, result, payload)
+
+
+def _with_observation(guest: Guest, result: dict[str, Any], payload: dict[str, Any]) -> Response:
+    """``/gui``'s reply: its result, with the observation ``payload`` asks for where it can be taken."""
+    observe, layout = payload.get("observe"), payload.get("layout") is True
+    since = payload.get("since")
+    try:
+        if observe == "frame" and isinstance(since, str):
+            body, headers = _frame(guest, since, layout=layout)
+            headers["X-Gui-Result"] = json.dumps(result)
+            return Response(body, content_type="application/octet-stream", headers=headers)
+        if observe == "focus":
+            return Response({**result, "focus": _focus(guest, layout=layout)})
+    except Exception:  # the input happened: its result must reach the host
+        log.exception("the observation after a GUI action failed; the host takes its own")
+    return Response(result)
 
 
 @route("/settle", "POST")
