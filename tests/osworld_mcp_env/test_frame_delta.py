@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import time
 
 import numpy as np
 import pytest
@@ -134,6 +135,17 @@ def test_the_local_screenshot_reuses_a_quiet_frame_and_sees_a_change_at_once(des
         assert (desktop.screenshot().pixels[0, 0] == rgb).all()
 
 
+# A still green window over rows 400-600 (no caret, no pointer).
+SMALL_WINDOW = """
+import tkinter as tk
+root = tk.Tk()
+root.title("delta-rows")
+root.geometry("300x200+100+400")
+root.configure(background="#00ff00", cursor="none")
+root.mainloop()
+"""
+
+
 @pytest.mark.desktop
 def test_the_guest_sends_changed_rows_and_the_client_rebuilds_the_screen(desktop, monkeypatch):
     """Through the desktop's guest server: an unchanged screen costs no pixels; a patched copy is exact."""
@@ -175,3 +187,19 @@ def test_the_guest_sends_changed_rows_and_the_client_rebuilds_the_screen(desktop
     # Drawn, and asked for at once, no settle in between: the frame held is not the screen any more.
     assert desktop.execute(["xsetroot", "-solid", "#996633"]).ok
     assert (client.screenshot().pixels[0, 0] == (0x99, 0x66, 0x33)).all()
+    # A window over some rows only: those rows are patched and converted again, the rest kept.
+    desktop.launch(["python3", "-c", SMALL_WINDOW])
+    try:
+        deadline = time.monotonic() + 30
+        while not any(w.title == "delta-rows" for w in desktop.windows()):
+            assert time.monotonic() < deadline, "the window did not show"
+            time.sleep(0.05)
+        desktop.settle()
+        patched = client.screenshot().pixels
+        runs = parse_runs(replies[-1]["x-frame-rows"])
+        assert runs and sum(run.bottom - run.top for run in runs) < patched.shape[0] // 2
+        assert (patched[runs[0].top - 1, 0] == (0x99, 0x66, 0x33)).all()  # a row above, kept
+        _headers, whole = client.request("GET", "/frame")[1:]
+        assert np.array_equal(patched, bgra_to_rgb(whole, patched.shape[1], patched.shape[0]))
+    finally:
+        desktop.close_window("delta-rows", strict=True)

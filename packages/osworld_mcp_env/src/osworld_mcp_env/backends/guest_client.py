@@ -99,10 +99,12 @@ class GuestClient:
         self.timeout = timeout
         self._local = threading.local()
         self._screen_size: tuple[int, int] | None = None
-        # The last frame received, patched by the guest's changed rows (``guest.frame_delta``).
+        # The last frame received, patched by the guest's changed rows (``guest.frame_delta``),
+        # and its RGB conversion, converted again only where rows changed.
         self._frame_lock = threading.Lock()
         self._frame_id = ""
         self._frame = bytearray()
+        self._rgb: np.ndarray | None = None
 
     # --- transport -----------------------------------------------------------
     def _connection(self, timeout: float) -> http.client.HTTPConnection:
@@ -281,28 +283,35 @@ class GuestClient:
         """The screen of a ``/frame`` reply (or a ``/gui`` reply that carries one); hold the frame lock."""
         with _reading(endpoint):
             width, height = int(headers["x-width"]), int(headers["x-height"])
-            pixels = bgra_to_rgb(self._patched_frame(headers, data, width, height), width, height)
             return ScreenCapture(
-                pixels=pixels,
+                pixels=self._patched_pixels(headers, data, width, height),
                 layout_hash=headers.get("x-layout-hash", ""),
                 active_window=_window(headers.get("x-active-window")),
             )
 
-    def _patched_frame(
-        self, headers: Mapping[str, str], data: bytes, width: int, height: int
-    ) -> bytes | bytearray:
-        """The whole BGRA frame of a ``/frame`` reply: the body, or the last frame patched by it."""
+    def _patched_pixels(self, headers: Mapping[str, str], data: bytes, width: int, height: int) -> np.ndarray:
+        """The RGB frame of a ``/frame`` reply: the body, or the last frame patched by it (a new array).
+
+        Only the changed rows are converted again (a whole 1920x1080 frame costs ~3 ms,
+        an unchanged one a ~0.5 ms copy).
+        """
         base = headers.get("x-frame-base")
         if base is None:
-            frame_id = headers.get("x-frame-id", "")
-            self._frame_id, self._frame = frame_id, bytearray(data) if frame_id else bytearray()
-            return data
-        if base != self._frame_id or len(self._frame) != width * height * 4:
+            rgb = bgra_to_rgb(data, width, height)
+            self._frame_id = headers.get("x-frame-id", "")
+            self._frame, self._rgb = (bytearray(data), rgb.copy()) if self._frame_id else (bytearray(), None)
+            return rgb
+        if base != self._frame_id or self._rgb is None or self._rgb.shape != (height, width, 3):
             raise ValueError(f"a change against frame {base!r}, but the client holds {self._frame_id!r}")
         self._frame_id = ""  # a patch that fails half-way leaves no base to patch again
-        apply_runs(self._frame, parse_runs(headers.get("x-frame-rows", "")), data, width * 4)
+        runs = parse_runs(headers.get("x-frame-rows", ""))
+        row_bytes = width * 4
+        apply_runs(self._frame, runs, data, row_bytes)
+        for run in runs:
+            rows = memoryview(self._frame)[run.top * row_bytes : run.bottom * row_bytes]
+            self._rgb[run.top : run.bottom] = bgra_to_rgb(rows, width, run.bottom - run.top)
         self._frame_id = headers["x-frame-id"]
-        return self._frame
+        return self._rgb.copy()
 
     def png_screenshot(self) -> bytes:
         """``GET /screenshot`` (OSWorld's PNG)."""
@@ -430,7 +439,7 @@ class GuestClient:
         """Closes this thread's connection and forgets the last frame."""
         self._drop_connection()
         with self._frame_lock:
-            self._frame_id, self._frame = "", bytearray()
+            self._frame_id, self._frame, self._rgb = "", bytearray(), None
 
 
 @contextlib.contextmanager
@@ -487,7 +496,7 @@ def _window(header: str | None) -> WindowInfo | None:
     return WindowInfo(**data) if data else None
 
 
-def bgra_to_rgb(data: bytes | bytearray | np.ndarray, width: int, height: int) -> np.ndarray:
+def bgra_to_rgb(data: bytes | bytearray | memoryview | np.ndarray, width: int, height: int) -> np.ndarray:
     """Converts a BGRA/BGRX buffer to an (H, W, 3) RGB array.
 
     Three channel copies cost ~4 ms for 1920x1080; one reversed-stride copy

@@ -55,10 +55,10 @@ def _frame(guest: Guest, since: str | None, *, layout: bool) -> tuple[bytes | me
                 headers["X-Frame-Base"] = since
                 headers["X-Frame-Rows"] = format_runs(runs)
                 body = pack_runs(shot.bgra, runs, shot.width * 4)
-    if layout:
-        headers["X-Layout-Hash"] = guest.windows.layout_hash()
     # The focused window rides along: one round trip per observation instead of two.
     active = guest.windows.active()
+    if layout:
+        headers["X-Layout-Hash"] = guest.windows.layout_hash(active)
     headers["X-Active-Window"] = json.dumps(active.to_dict() if active else None, ensure_ascii=True)
     return body, headers
 
@@ -87,7 +87,7 @@ def _focus(guest: Guest, *, layout: bool, changes: bool = True) -> dict[str, Any
     active = guest.windows.active()
     focus: dict[str, Any] = {"active": active.to_dict() if active else None}
     if layout:
-        focus["layout_hash"] = guest.windows.layout_hash()
+        focus["layout_hash"] = guest.windows.layout_hash(active)
     if changes:
         focus["changes"] = guest.damage.count_now()
     return focus
@@ -136,7 +136,7 @@ def gui(guest: Guest, request: Request) -> Response:
     try:
         expected = payload.get("expected_layout")
         if expected:
-            current = guest.windows.layout_hash()
+            current = guest.windows.layout_hash(guest.windows.active())
             if current != expected:
                 raise RequestError(
                     409,

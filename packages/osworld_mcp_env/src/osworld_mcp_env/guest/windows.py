@@ -62,9 +62,11 @@ class WindowManager:
                 return None
             return self._lookup(d, int(prop.value[0]))
 
-    def layout_hash(self) -> str:
-        """Fingerprint of ids, geometry, stacking and focus: equal means old coordinates still hold."""
-        active = self.active()
+    def layout_hash(self, active: Window | None) -> str:
+        """Fingerprint of ids, geometry, stacking and ``active`` (:meth:`active`, just read).
+
+        Equal fingerprints mean old coordinates still hold.
+        """
         parts = [f"{w.window_id}:{w.x},{w.y},{w.width},{w.height}" for w in self.list()]
         parts.append(f"active={active.window_id if active else 0}")
         return hashlib.blake2b("|".join(parts).encode(), digest_size=8).hexdigest()
