@@ -91,3 +91,13 @@ def test_files_of_threads_no_longer_listed_are_closed():
         finally:
             child.kill()
             child.wait()
+
+
+def test_a_cgroup_list_longer_than_one_read_is_read_whole(tmp_path):
+    """A user's thousands of threads make ``cgroup.threads`` longer than one read: none is lost."""
+    listing = "".join(f"{tid}\n" for tid in range(100_000, 120_000)).encode()
+    (tmp_path / "cgroup.threads").write_bytes(listing)
+    files = KeptProcFiles()
+    assert files.read_cgroup(str(tmp_path), "cgroup.threads") == listing
+    (tmp_path / "cgroup.threads").write_bytes(b"7\n")
+    assert files.read_cgroup(str(tmp_path), "cgroup.threads") == b"7\n"  # the kept file, reread

@@ -71,13 +71,16 @@ def test_the_cpu_meter_reads_only_its_cgroup_subtree(cgroup):
     (cgroup / "inner").mkdir()
     # As a user other than root: the meter keeps run times of desktop users' main threads.
     children = [subprocess.Popen(["sleep", "60"], user=65534) for _ in range(3)]
-    member, nested, _outsider = (str(child.pid) for child in children)
+    member, nested, outsider = (str(child.pid) for child in children)
     try:
         (cgroup / "cgroup.procs").write_text(member)
         (cgroup / "inner" / "cgroup.procs").write_text(nested)
         meter = CpuMeter(cgroup)
         assert sorted(meter.threads()) == sorted([(member, True), (nested, True)])
         assert set(meter.sample().main_ns) == {member, nested}  # not the outsider
+        # The cgroup's lists are reread through kept descriptors: a process that joins shows.
+        (cgroup / "inner" / "cgroup.procs").write_text(outsider)
+        assert set(meter.sample().main_ns) == {member, nested, outsider}
     finally:
         for child in children:
             child.kill()

@@ -18,30 +18,49 @@ from __future__ import annotations
 import os
 import weakref
 
+# One read of a cgroup's thread list: some 9,000 thread ids.
+CGROUP_READ = 65536
+
 
 class KeptProcFiles:
     """Per-thread /proc files, opened once and reread with ``pread``; one caller at a time."""
 
     def __init__(self, limit: int = 1024) -> None:
         self._limit = limit
-        self._fds: dict[tuple[str, str], int] = {}  # (tid, file name; "" for /proc/TID) -> fd
+        # (tid or cgroup directory, file name; "" for /proc/TID) -> fd
+        self._fds: dict[tuple[str, str], int] = {}
         weakref.finalize(self, _close_all, self._fds)
 
     def read(self, tid: str, name: str, size: int = 1024) -> bytes:
         """``/proc/TID/task/TID/NAME`` as the kernel writes it now; OSError once the thread is gone."""
-        kept = self._fds.get((tid, name))
+        return self._read(tid, name, f"/proc/{tid}/task/{tid}/{name}", size)
+
+    def read_cgroup(self, directory: str, name: str) -> bytes:
+        """A cgroup's file (``cgroup.threads``) as it is now; OSError once the cgroup is removed.
+
+        Kept like a thread's, under the directory in place of a thread id. A file larger
+        than one read (a user's thousands of threads) is read whole, opened afresh.
+        """
+        data = self._read(directory, name, f"{directory}/{name}", CGROUP_READ)
+        if len(data) < CGROUP_READ:
+            return data
+        with open(f"{directory}/{name}", "rb") as whole:
+            return whole.read()
+
+    def _read(self, owner: str, name: str, path: str, size: int) -> bytes:
+        kept = self._fds.get((owner, name))
         if kept is not None:
             try:
                 return os.pread(kept, size, 0)
             except OSError:  # the thread exited; its id may belong to a new thread now
-                self._forget(tid)
-        fd = os.open(f"/proc/{tid}/task/{tid}/{name}", os.O_RDONLY | os.O_CLOEXEC)
+                self._forget(owner)
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
         try:
             data = os.pread(fd, size, 0)
         except OSError:
             os.close(fd)
             raise
-        self._keep((tid, name), fd)
+        self._keep((owner, name), fd)
         return data
 
     def owner(self, tid: str) -> int:
@@ -62,10 +81,10 @@ class KeptProcFiles:
         self._keep((tid, ""), fd)
         return uid
 
-    def keep_only(self, tids: set[str]) -> None:
-        """Closes the files of every thread not in ``tids``."""
-        for tid in {tid for tid, _name in self._fds} - tids:
-            self._forget(tid)
+    def keep_only(self, owners: set[str]) -> None:
+        """Closes the files of every thread and cgroup not in ``owners``."""
+        for owner in {owner for owner, _name in self._fds} - owners:
+            self._forget(owner)
 
     def close(self) -> None:
         """Closes every kept file."""
@@ -81,8 +100,8 @@ class KeptProcFiles:
         else:
             os.close(fd)
 
-    def _forget(self, tid: str) -> None:
-        for key in [key for key in self._fds if key[0] == tid]:
+    def _forget(self, owner: str) -> None:
+        for key in [key for key in self._fds if key[0] == owner]:
             os.close(self._fds.pop(key))
 
 

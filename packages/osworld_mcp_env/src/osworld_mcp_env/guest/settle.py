@@ -121,6 +121,8 @@ class CpuMeter:
         self._skip_kernel = cgroup is None and is_kernel_thread("2")
         self._files = KeptProcFiles()
         self._lock = threading.Lock()
+        self._directories: set[str] = set()  # the cgroup's directories the last listing read
+        self._owners: set[str] = set()  # whose files are kept: those threads and directories
 
     @classmethod
     def for_this_server(cls) -> CpuMeter:
@@ -144,12 +146,14 @@ class CpuMeter:
     def _cgroup_threads(self, cgroup: Path) -> list[tuple[str, bool]]:
         procs: set[str] = set()
         tids: list[str] = []
+        self._directories = set()
         for directory, _subgroups, _files in os.walk(cgroup):
             try:
-                procs.update(Path(directory, "cgroup.procs").read_text().split())
-                tids.extend(Path(directory, "cgroup.threads").read_text().split())
+                procs.update(self._files.read_cgroup(directory, "cgroup.procs").decode().split())
+                tids.extend(self._files.read_cgroup(directory, "cgroup.threads").decode().split())
             except OSError:
                 continue  # removed meanwhile
+            self._directories.add(directory)
         try:
             own = set(os.listdir(f"/proc/{self._self}/task"))
         except OSError:
@@ -182,7 +186,10 @@ class CpuMeter:
                 runnable += 1
             elif user and (timeout := _timer_ms(files, tid)) is not None:
                 timers[tid] = timeout
-        files.keep_only({tid for tid, _main in threads})
+        owners = {tid for tid, _main in threads} | self._directories
+        if owners != self._owners:  # threads came or went: close the files of those gone
+            files.keep_only(owners)
+            self._owners = owners
         return CpuSample(time.monotonic(), run_ns / 1e9, runnable, main_ns, timers)
 
 
