@@ -120,7 +120,7 @@ class CpuMeter:
         # Kernel threads are visible only where kthreadd is: pid 2 of the root namespace.
         self._skip_kernel = cgroup is None and is_kernel_thread("2")
         self._files = KeptProcFiles()
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # the kept files are one reader's at a time
         self._directories: set[str] = set()  # the cgroup's directories the last listing read
         self._owners: set[str] = set()  # whose files are kept: those threads and directories
 
@@ -132,7 +132,8 @@ class CpuMeter:
     def threads(self) -> list[tuple[str, bool]]:
         """The threads a sample reads, each with whether it is its process's main thread."""
         if self._cgroup is not None:
-            return self._cgroup_threads(self._cgroup)
+            with self._lock:  # the cgroup's lists are kept files too
+                return self._cgroup_threads(self._cgroup)
         threads: list[tuple[str, bool]] = []
         for pid in os.listdir("/proc"):
             if not pid.isdigit() or pid == self._self or (self._skip_kernel and is_kernel_thread(pid)):
@@ -162,7 +163,7 @@ class CpuMeter:
 
     def sample(self) -> CpuSample:
         """Reads each thread's state and nanosecond run time (``schedstat``) from ``/proc``."""
-        with self._lock:  # the kept files are one sampler's at a time
+        with self._lock:
             return self._sample()
 
     def _sample(self) -> CpuSample:
