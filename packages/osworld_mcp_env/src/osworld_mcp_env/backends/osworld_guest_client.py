@@ -23,7 +23,6 @@ error types.
 
 from __future__ import annotations
 
-import hashlib
 import io
 import json
 import time
@@ -38,6 +37,7 @@ from osworld_mcp_env.backends.guest_client import GuestClient, _reading, _status
 from osworld_mcp_env.backends.pyautogui_code import pyautogui_command
 from osworld_mcp_env.deadline import budget as deadline_budget
 from osworld_mcp_env.errors import GuestRequestError, StaleFrameError
+from osworld_mcp_env.guest.wire import layout_hash
 
 OSWORLD_GUEST_PORT = 5000
 # The other guest ports OSWorld's host reaches, by name: Chrome's DevTools (a socat in the
@@ -168,7 +168,7 @@ class OSWorldGuestClient(GuestClient):
         """``GET /screenshot`` as RGB, with the focused window (and layout hash) from the window script."""
         pixels = self._capture(timeout=timeout)
         windows, active = self._window_state()
-        layout = _layout_hash(windows, active) if with_layout else ""
+        layout = layout_hash(windows, active) if with_layout else ""
         return ScreenCapture(pixels=pixels, layout_hash=layout, active_window=active)
 
     def windows(self) -> list[WindowInfo]:
@@ -182,7 +182,7 @@ class OSWorldGuestClient(GuestClient):
     def focus_and_layout(self) -> tuple[WindowInfo | None, str]:
         """The focused window and the window-layout fingerprint, from one run of the window script."""
         windows, active = self._window_state()
-        return active, _layout_hash(windows, active)
+        return active, layout_hash(windows, active)
 
     def gui(
         self,
@@ -270,10 +270,3 @@ class OSWorldGuestClient(GuestClient):
             ]  # fmt: skip
             active = next((w for w in windows if w.window_id == int(state["active"])), None)
         return windows, active
-
-
-def _layout_hash(windows: list[WindowInfo], active: WindowInfo | None) -> str:
-    """Fingerprint of ids, geometry, stacking and focus: equal means old coordinates still hold."""
-    parts = [f"{w.window_id}:{w.x},{w.y},{w.width},{w.height}" for w in windows]
-    parts.append(f"active={active.window_id if active else 0}")
-    return hashlib.blake2b("|".join(parts).encode(), digest_size=8).hexdigest()

@@ -17,6 +17,8 @@ from osworld_mcp_env.guest.frame_delta import format_runs, pack_runs
 from osworld_mcp_env.guest.settle import SettleConfig
 from osworld_mcp_env.guest.state import Guest
 from osworld_mcp_env.guest.transport import Request, RequestError, Response, route
+from osworld_mcp_env.guest.wire import WindowInfo as Window
+from osworld_mcp_env.guest.wire import layout_hash
 from osworld_mcp_env.guest.xinput import InputCancelled, UnknownKey
 
 log = logging.getLogger(__name__)
@@ -58,7 +60,7 @@ def _frame(guest: Guest, since: str | None, *, layout: bool) -> tuple[bytes | me
     # The focused window rides along: one round trip per observation instead of two.
     active = guest.windows.active()
     if layout:
-        headers["X-Layout-Hash"] = guest.windows.layout_hash(active)
+        headers["X-Layout-Hash"] = layout_hash(guest.windows.list(), active)
     headers["X-Active-Window"] = json.dumps(active.to_dict() if active else None, ensure_ascii=True)
     return body, headers
 
@@ -66,19 +68,19 @@ def _frame(guest: Guest, since: str | None, *, layout: bool) -> tuple[bytes | me
 @route("/windows", "GET")
 def windows(guest: Guest, request: Request) -> Response:
     """Managed windows (bottom to top), the active one, the layout hash (``?changes=1``: :func:`_focus`)."""
-    listed = [w.to_dict() for w in guest.windows.list()]
-    focus = _focus(guest, layout=True, changes=request.query.get("changes") == "1")
-    return Response({"windows": listed, **focus})
+    listed = guest.windows.list()
+    focus = _focus(guest, windows=listed, changes=request.query.get("changes") == "1")
+    return Response({"windows": [w.to_dict() for w in listed], **focus})
 
 
 @route("/active_window", "GET")
 def active_window(guest: Guest, request: Request) -> Response:
     """The focused window only (``?changes=1``: :func:`_focus`)."""
-    return Response(_focus(guest, layout=False, changes=request.query.get("changes") == "1"))
+    return Response(_focus(guest, windows=None, changes=request.query.get("changes") == "1"))
 
 
-def _focus(guest: Guest, *, layout: bool, changes: bool = True) -> dict[str, Any]:
-    """The focused window (and layout hash), and with ``changes`` the screen's change count.
+def _focus(guest: Guest, *, windows: list[Window] | None, changes: bool = True) -> dict[str, Any]:
+    """The focused window, the layout hash with ``windows`` (just listed), the change count with ``changes``.
 
     The count is exact when the reply leaves (null: unknown). A host that reads the
     screen itself (the local backend's screen file) reads it after this reply: an
@@ -86,8 +88,8 @@ def _focus(guest: Guest, *, layout: bool, changes: bool = True) -> dict[str, Any
     """
     active = guest.windows.active()
     focus: dict[str, Any] = {"active": active.to_dict() if active else None}
-    if layout:
-        focus["layout_hash"] = guest.windows.layout_hash(active)
+    if windows is not None:
+        focus["layout_hash"] = layout_hash(windows, active)
     if changes:
         focus["changes"] = guest.damage.count_now()
     return focus
@@ -136,7 +138,7 @@ def gui(guest: Guest, request: Request) -> Response:
     try:
         expected = payload.get("expected_layout")
         if expected:
-            current = guest.windows.layout_hash(guest.windows.active())
+            current = layout_hash(guest.windows.list(), guest.windows.active())
             if current != expected:
                 raise RequestError(
                     409,
@@ -177,7 +179,8 @@ def _with_observation(guest: Guest, result: dict[str, Any], payload: dict[str, A
             headers["X-Gui-Result"] = json.dumps(result)
             return Response(body, content_type="application/octet-stream", headers=headers)
         if observe == "focus":
-            return Response({**result, "focus": _focus(guest, layout=layout)})
+            listed = guest.windows.list() if layout else None
+            return Response({**result, "focus": _focus(guest, windows=listed)})
     except Exception:  # the input happened: its result must reach the host
         log.exception("the observation after a GUI action failed; the host takes its own")
     return Response(result)

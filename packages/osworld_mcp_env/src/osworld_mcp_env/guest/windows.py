@@ -1,8 +1,7 @@
-"""Window list, focus and layout fingerprints through EWMH properties (no wmctrl spawns)."""
+"""Window list and focus through EWMH properties (no wmctrl spawns)."""
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 
 from Xlib import X, Xatom
@@ -61,15 +60,6 @@ class WindowManager:
             if not prop or not prop.value or not prop.value[0]:
                 return None
             return self._lookup(d, int(prop.value[0]))
-
-    def layout_hash(self, active: Window | None) -> str:
-        """Fingerprint of ids, geometry, stacking and ``active`` (:meth:`active`, just read).
-
-        Equal fingerprints mean old coordinates still hold.
-        """
-        parts = [f"{w.window_id}:{w.x},{w.y},{w.width},{w.height}" for w in self.list()]
-        parts.append(f"active={active.window_id if active else 0}")
-        return hashlib.blake2b("|".join(parts).encode(), digest_size=8).hexdigest()
 
     def find(self, name: str, *, strict: bool = False, by_class: bool = False) -> Window | None:
         """The topmost window whose title (or WM_CLASS) matches, like ``wmctrl -a/-Fa/-xa``."""
