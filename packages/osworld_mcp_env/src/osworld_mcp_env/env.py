@@ -183,7 +183,6 @@ class OSWorldMCPEnv(gym.Env[dict[str, Any], Call]):
         self._steps = 0
         self._done = False
         self._last_pixels: np.ndarray | None = None
-        self._settled_capture: ScreenCapture | None = None  # a GUI action's frame, for its observation
         self._frame_layouts: dict[int, str] = {}
         self._frame_id = 0
         self._tools: ToolCatalog | None = None
@@ -275,13 +274,13 @@ class OSWorldMCPEnv(gym.Env[dict[str, Any], Call]):
             over_info["error"] = over.to_dict()
             return obs, 0.0, True, False, self._reported(over_info)
         self._steps += 1
-        self._settled_capture = None
         parsed = parse_action(
             action, (self.config.screen_width, self.config.screen_height), self.config.limits
         )
         info: StepInfo = {}
         terminated = False
         tool_result = ""
+        settled: ScreenCapture | None = None  # a GUI action's settled screen, for the observation
         if isinstance(parsed, ActionError):
             error: ActionError | None = parsed
         else:
@@ -290,7 +289,7 @@ class OSWorldMCPEnv(gym.Env[dict[str, Any], Call]):
             reserve = min(OBSERVE_RESERVE_S, self.config.step_timeout_s / 4)
             with deadline(budget(self.config.step_timeout_s) - reserve):
                 if isinstance(parsed, GuiAction):
-                    error, terminated = self._run_gui(parsed, info)
+                    error, terminated, settled = self._run_gui(parsed, info)
                 else:
                     error, tool_result = self._run_tool(parsed, info)
         if error is not None:
@@ -301,9 +300,9 @@ class OSWorldMCPEnv(gym.Env[dict[str, Any], Call]):
         reward = 0.0
         if terminated or truncated:
             self._done = True
-            self._settled_capture = None  # the evaluator may change the screen: observe after it
+            settled = None  # the evaluator may change the screen: observe after it
             reward = self._score(parsed, info)
-        obs, obs_info = self._observe(tool_result=tool_result)
+        obs, obs_info = self._observe(tool_result=tool_result, capture=settled)
         action_timings = info.pop("timings", {})
         info.update(obs_info)
         info["timings"] = {
@@ -490,20 +489,27 @@ class OSWorldMCPEnv(gym.Env[dict[str, Any], Call]):
             self._tools.close()
             self._tools = None
 
-    def _run_gui(self, action: GuiAction, info: StepInfo) -> tuple[ActionError | None, bool]:
+    def _run_gui(
+        self, action: GuiAction, info: StepInfo
+    ) -> tuple[ActionError | None, bool, ScreenCapture | None]:
+        """(error, whether the episode ends, the settled screen when the backend sent it along)."""
         if action.ends_episode:
-            return None, True
+            return None, True, None
         if COMPUTER_USE_ACTIONS[action.action].executor is Executor.ENV:  # `wait`: the env waits
-            return self._wait(action.arguments["time"]), False
+            return self._wait(action.arguments["time"]), False, None
         expected_layout = None
         if self.config.stale_guard and action.frame_id is not None:
             expected_layout = self._frame_layouts.get(action.frame_id)
             if expected_layout is None:
-                return ActionError(
-                    ErrorCode.STALE_GUI_FRAME,
-                    f"Frame {action.frame_id} is not among the recent frames; no input was sent.",
-                    {"input_events_emitted": False},
-                ), False
+                return (
+                    ActionError(
+                        ErrorCode.STALE_GUI_FRAME,
+                        f"Frame {action.frame_id} is not among the recent frames; no input was sent.",
+                        {"input_events_emitted": False},
+                    ),
+                    False,
+                    None,
+                )
         call = {"action": action.action, "arguments": dict(action.arguments)}
         try:
             result = self.desktop.gui(
@@ -514,10 +520,9 @@ class OSWorldMCPEnv(gym.Env[dict[str, Any], Call]):
                 with_layout=self.config.stale_guard,
             )
         except DesktopError as exc:
-            return desktop_fault(exc), False
-        self._settled_capture = result.capture  # the step's observation, unless scoring comes first
+            return desktop_fault(exc), False, None
         info["timings"] = {"settle_ms": result.settle_ms}
-        return None, False
+        return None, False, result.capture
 
     def _wait(self, seconds: float) -> ActionError | None:
         left = budget(seconds)
@@ -628,11 +633,15 @@ class OSWorldMCPEnv(gym.Env[dict[str, Any], Call]):
             info["claimed_success"] = parsed.arguments.get("status") == "success"
         return float(evaluation.score)
 
-    def _observe(self, *, tool_result: str) -> tuple[dict[str, Any], StepInfo]:
-        """The observation, every text cut to its space's bound, and its part of ``info``."""
+    def _observe(
+        self, *, tool_result: str, capture: ScreenCapture | None = None
+    ) -> tuple[dict[str, Any], StepInfo]:
+        """The observation, every text cut to its space's bound, and its part of ``info``.
+
+        ``capture``: the screen already taken once the action settled (None: take one now).
+        """
         started = time.perf_counter()
         info: StepInfo = {"step": self._steps}
-        capture, self._settled_capture = self._settled_capture, None
         try:
             if capture is None:
                 capture = self.desktop.screenshot(with_layout=self.config.stale_guard)
