@@ -17,6 +17,10 @@ from __future__ import annotations
 
 import os
 import weakref
+from collections.abc import Callable
+from typing import TypeVar
+
+T = TypeVar("T")
 
 # One read of a cgroup's thread list: some 9,000 thread ids.
 CGROUP_READ = 65536
@@ -54,14 +58,7 @@ class KeptProcFiles:
                 return os.pread(kept, size, 0)
             except OSError:  # the thread exited; its id may belong to a new thread now
                 self._forget(owner)
-        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
-        try:
-            data = os.pread(fd, size, 0)
-        except OSError:
-            os.close(fd)
-            raise
-        self._keep((owner, name), fd)
-        return data
+        return self._open((owner, name), path, os.O_RDONLY, lambda fd: os.pread(fd, size, 0))
 
     def owner(self, tid: str) -> int:
         """The effective uid of process ``tid`` now (procfs computes a /proc/PID directory's owner per stat).
@@ -69,17 +66,11 @@ class KeptProcFiles:
         A directory kept open stays the old task's after it exits, so call this after a
         :meth:`read` of the same id: a failed read forgets every file of the id.
         """
-        fd = self._fds.get((tid, ""))
-        if fd is not None:
-            return os.fstat(fd).st_uid
-        fd = os.open(f"/proc/{tid}", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-        try:
-            uid = os.fstat(fd).st_uid
-        except OSError:
-            os.close(fd)
-            raise
-        self._keep((tid, ""), fd)
-        return uid
+        kept = self._fds.get((tid, ""))
+        if kept is not None:
+            return os.fstat(kept).st_uid
+        directory = os.O_RDONLY | os.O_DIRECTORY
+        return self._open((tid, ""), f"/proc/{tid}", directory, lambda fd: os.fstat(fd).st_uid)
 
     def keep_only(self, owners: set[str]) -> None:
         """Closes the files of every thread and cgroup not in ``owners``."""
@@ -94,11 +85,19 @@ class KeptProcFiles:
         """How many descriptors are kept."""
         return len(self._fds)
 
-    def _keep(self, key: tuple[str, str], fd: int) -> None:
+    def _open(self, key: tuple[str, str], path: str, flags: int, use: Callable[[int], T]) -> T:
+        """``use`` of ``path`` opened afresh; the descriptor is kept under ``key`` while under the cap."""
+        fd = os.open(path, flags | os.O_CLOEXEC)
+        try:
+            value = use(fd)
+        except OSError:
+            os.close(fd)
+            raise
         if len(self._fds) < self._limit:
             self._fds[key] = fd
         else:
             os.close(fd)
+        return value
 
     def _forget(self, owner: str) -> None:
         for key in [key for key in self._fds if key[0] == owner]:
