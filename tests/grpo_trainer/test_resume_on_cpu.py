@@ -51,8 +51,8 @@ def test_sigkill_then_resume_reproduces_the_losses(tmp_path):
     run = tmp_path / "killed"
     env = {**os.environ, "PYTHONPATH": str(HERE)}
     proc = subprocess.Popen([sys.executable, "-c", SCRIPT, str(run)], env=env)
-    checkpoint = run / "checkpoints" / "step_2.pt"
-    _kill_after(proc, checkpoint.exists, "its step-2 checkpoint")
+    latest = run / "checkpoints" / "latest"  # moves only after step_2.pt is renamed into place
+    _kill_after(proc, lambda: latest.exists() and latest.read_text() == "step_2.pt", "its step-2 checkpoint")
     resumed = toy_trainer(toy_config(steps=5), run)
     assert 2 <= resumed.step < 5
     start = resumed.step
