@@ -93,3 +93,34 @@ def test_after_an_input_the_horizon_runs_from_the_input(clock):
     mark = settler.mark()
     waited_ms = settler.wait(CONFIG, mark)
     assert 450 <= waited_ms <= 450 + CONFIG.first_change_ms + 2 * CONFIG.poll_ms
+
+
+@dataclass
+class SlowMeter:
+    """A still desktop whose every sample costs ``cost_s`` (reading /proc in a VM under TCG)."""
+
+    clock: VirtualClock
+    cost_s: float
+    polls: list[float] = field(default_factory=list)  # when each sample started
+
+    def latest(self) -> tuple[int, float]:
+        return 0, 0.0
+
+    def sample(self) -> CpuSample:
+        self.polls.append(self.clock.now)
+        self.clock.now += self.cost_s
+        return CpuSample(self.clock.now, 0.0, 0, {MAIN: 1}, {})
+
+
+def test_polls_start_poll_ms_apart_and_one_that_overran_is_followed_at_once(clock):
+    quick = SettleConfig(first_change_ms=6.0, poll_ms=2.0)
+    cheap = SlowMeter(clock, cost_s=0.0005)
+    Settler(cheap, cheap).wait(quick, Settler(cheap, cheap).mark())
+    assert [round((b - a) * 1000, 6) for a, b in zip(cheap.polls[1:], cheap.polls[2:])] == [2.0, 2.0]
+    # A 3 ms sample: the next poll starts as the last one ends, so the desktop counts as
+    # settled 6 ms after the input at the second poll's end (8 ms), not after two sleeps (10 ms).
+    slow = SlowMeter(clock, cost_s=0.003)
+    settler = Settler(slow, slow)
+    mark = settler.mark()
+    assert settler.wait(quick, mark) == pytest.approx(8.0)
+    assert [round((b - a) * 1000, 6) for a, b in zip(slow.polls[1:], slow.polls[2:])] == [3.0]

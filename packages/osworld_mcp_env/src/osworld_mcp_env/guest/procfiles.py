@@ -37,7 +37,8 @@ class KeptProcFiles:
 
     def read(self, tid: str, name: str, size: int = 1024) -> bytes:
         """``/proc/TID/task/TID/NAME`` as the kernel writes it now; OSError once the thread is gone."""
-        return self._read(tid, name, f"/proc/{tid}/task/{tid}/{name}", size)
+        data = self._reread(tid, name, size)  # the path is built only for a file not kept
+        return self._read_new(tid, name, f"/proc/{tid}/task/{tid}/{name}", size) if data is None else data
 
     def read_cgroup(self, directory: str, name: str) -> bytes:
         """A cgroup's file (``cgroup.threads``) as it is now; OSError once the cgroup is removed.
@@ -45,19 +46,26 @@ class KeptProcFiles:
         Kept like a thread's, under the directory in place of a thread id. A file larger
         than one read (a user's thousands of threads) is read whole, opened afresh.
         """
-        data = self._read(directory, name, f"{directory}/{name}", CGROUP_READ)
+        data = self._reread(directory, name, CGROUP_READ)
+        if data is None:
+            data = self._read_new(directory, name, f"{directory}/{name}", CGROUP_READ)
         if len(data) < CGROUP_READ:
             return data
         with open(f"{directory}/{name}", "rb") as whole:
             return whole.read()
 
-    def _read(self, owner: str, name: str, path: str, size: int) -> bytes:
+    def _reread(self, owner: str, name: str, size: int) -> bytes | None:
+        """The kept file read again; None when none is kept (any more)."""
         kept = self._fds.get((owner, name))
-        if kept is not None:
-            try:
-                return os.pread(kept, size, 0)
-            except OSError:  # the thread exited; its id may belong to a new thread now
-                self._forget(owner)
+        if kept is None:
+            return None
+        try:
+            return os.pread(kept, size, 0)
+        except OSError:  # the thread exited; its id may belong to a new thread now
+            self._forget(owner)
+            return None
+
+    def _read_new(self, owner: str, name: str, path: str, size: int) -> bytes:
         return self._open((owner, name), path, os.O_RDONLY, lambda fd: os.pread(fd, size, 0))
 
     def owner(self, tid: str) -> int:

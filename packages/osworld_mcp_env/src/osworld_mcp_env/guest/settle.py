@@ -63,7 +63,8 @@ class SettleConfig:
     was drawn). The desktop counts as settled once it was inactive for ``quiet_ms``
     after a drawn change, or for ``first_change_ms`` when nothing was drawn yet (the
     input had no visible effect). ``max_ms`` caps the wait for animations, playing
-    media and processes that never rest.
+    media and processes that never rest. Polls start ``poll_ms`` apart, or at once
+    after one that took longer.
     """
 
     first_change_ms: float = 6.0
@@ -94,6 +95,9 @@ class CpuSample:
 # x86-64 syscall number -> index of its millisecond timeout in /proc/PID/syscall's fields.
 TIMEOUT_FIELD = {7: 3, 232: 4, 281: 4} if platform.machine() == "x86_64" else {}  # poll, epoll_(p)wait
 
+
+# /proc/PID/stat's states of a thread on or waiting for a CPU (R) or reading a disk (D).
+RUNNABLE = frozenset(b"RD")
 
 # /proc/PID/stat's flags (field 9) bit for a kernel thread.
 PF_KTHREAD = 0x00200000
@@ -167,7 +171,9 @@ class CpuMeter:
             return self._sample()
 
     def _sample(self) -> CpuSample:
+        # Lean on purpose: under a VM's emulated CPU each line of this loop costs microseconds.
         files = self._files
+        read = files.read
         run_ns = 0
         runnable = 0
         main_ns: dict[str, int] = {}
@@ -175,15 +181,17 @@ class CpuMeter:
         threads = self.threads()
         for tid, main in threads:
             try:
-                thread_ns = int(files.read(tid, "schedstat").split(maxsplit=1)[0])
-                state = files.read(tid, "stat").rsplit(b")", 1)[1].split(maxsplit=1)[0]
+                schedstat = read(tid, "schedstat")  # "run_ns wait_ns timeslices"
+                stat = read(tid, "stat")  # "pid (comm) state ...": comm may hold ") "
+                thread_ns = int(schedstat[: schedstat.index(b" ")])
+                state = stat[stat.rindex(b")") + 2]
                 user = main and files.owner(tid) != 0  # not the infrastructure
             except (OSError, IndexError, ValueError):
                 continue  # exited
             run_ns += thread_ns
             if user:
                 main_ns[tid] = thread_ns
-            if state in (b"R", b"D"):  # on or waiting for a CPU, or reading a disk
+            if state in RUNNABLE:  # on or waiting for a CPU, or reading a disk
                 runnable += 1
             elif user and (timeout := _timer_ms(files, tid)) is not None:
                 timers[tid] = timeout
@@ -268,8 +276,16 @@ class Settler:
         reacting = True
         drawn = False
         last_activity = start
+        next_poll = start
         while True:
-            time.sleep(config.poll_ms / 1000)
+            # Polls start every poll_ms; one that overran (a sample costs ~3 ms in a VM
+            # under TCG) is followed at once, so the quiet window is not stretched by sleeps.
+            next_poll += config.poll_ms / 1000
+            delay = next_poll - time.monotonic()
+            if delay > 0:
+                time.sleep(delay)
+            else:
+                next_poll -= delay  # behind: poll now, never in a burst to catch up
             count, last_change = self._damage.latest()
             sample = self._cpu.sample()
             now = sample.time
