@@ -68,14 +68,16 @@ def cgroup() -> Iterator[Path]:
 
 def test_the_cpu_meter_reads_only_its_cgroup_subtree(cgroup):
     """A VM's desktop is the session's cgroup: its processes and subgroups, nothing else."""
-    (cgroup / "inner").mkdir()
     # As a user other than root: the meter keeps run times of desktop users' main threads.
     children = [subprocess.Popen(["sleep", "60"], user=65534) for _ in range(3)]
     member, nested, outsider = (str(child.pid) for child in children)
     try:
         (cgroup / "cgroup.procs").write_text(member)
-        (cgroup / "inner" / "cgroup.procs").write_text(nested)
         meter = CpuMeter(cgroup)
+        assert meter.threads() == [(member, True)]  # no subgroup: the cgroup alone is read
+        # A subgroup made later shows in the next listing (cgroup.stat counts it).
+        (cgroup / "inner").mkdir()
+        (cgroup / "inner" / "cgroup.procs").write_text(nested)
         assert sorted(meter.threads()) == sorted([(member, True), (nested, True)])
         assert set(meter.sample().main_ns) == {member, nested}  # not the outsider
         # The cgroup's lists are reread through kept descriptors: a process that joins shows.

@@ -7,6 +7,7 @@ timer, or idle. The clock moves only when the wait sleeps between its polls.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 
 import pytest
@@ -112,15 +113,19 @@ class SlowMeter:
         return CpuSample(self.clock.now, 0.0, 0, {MAIN: 1}, {})
 
 
+def _gaps_ms(starts: list[float]) -> list[float]:
+    return [round((later - earlier) * 1000, 6) for earlier, later in itertools.pairwise(starts)]
+
+
 def test_polls_start_poll_ms_apart_and_one_that_overran_is_followed_at_once(clock):
     quick = SettleConfig(first_change_ms=6.0, poll_ms=2.0)
     cheap = SlowMeter(clock, cost_s=0.0005)
     Settler(cheap, cheap).wait(quick, Settler(cheap, cheap).mark())
-    assert [round((b - a) * 1000, 6) for a, b in zip(cheap.polls[1:], cheap.polls[2:])] == [2.0, 2.0]
+    assert _gaps_ms(cheap.polls[1:]) == [2.0, 2.0]  # after the mark's sample
     # A 3 ms sample: the next poll starts as the last one ends, so the desktop counts as
     # settled 6 ms after the input at the second poll's end (8 ms), not after two sleeps (10 ms).
     slow = SlowMeter(clock, cost_s=0.003)
     settler = Settler(slow, slow)
     mark = settler.mark()
     assert settler.wait(quick, mark) == pytest.approx(8.0)
-    assert [round((b - a) * 1000, 6) for a, b in zip(slow.polls[1:], slow.polls[2:])] == [3.0]
+    assert _gaps_ms(slow.polls[1:]) == [3.0]

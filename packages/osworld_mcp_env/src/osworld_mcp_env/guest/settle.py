@@ -152,7 +152,7 @@ class CpuMeter:
         procs: set[str] = set()
         tids: list[str] = []
         self._directories = set()
-        for directory, _subgroups, _files in os.walk(cgroup):
+        for directory in self._cgroup_directories(cgroup):
             try:
                 procs.update(self._files.read_cgroup(directory, "cgroup.procs").decode().split())
                 tids.extend(self._files.read_cgroup(directory, "cgroup.threads").decode().split())
@@ -164,6 +164,18 @@ class CpuMeter:
         except OSError:
             own = {self._self}
         return [(tid, tid in procs) for tid in tids if tid not in own]
+
+    def _cgroup_directories(self, cgroup: Path) -> list[str]:
+        """The cgroup and its descendants; walked only when ``cgroup.stat`` counts any (a VM: ~0.4 ms)."""
+        root = str(cgroup)
+        try:
+            stat = self._files.read_cgroup(root, "cgroup.stat")
+            descendants = int(stat.split(b"nr_descendants ", 1)[1].split(None, 1)[0])
+        except (OSError, IndexError, ValueError):
+            descendants = -1  # unreadable: walk
+        if descendants == 0:
+            return [root]
+        return [directory for directory, _subgroups, _files in os.walk(root)]
 
     def sample(self) -> CpuSample:
         """Reads each thread's state and nanosecond run time (``schedstat``) from ``/proc``."""
