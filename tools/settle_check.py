@@ -7,6 +7,7 @@ frame of a screen still moving. A difference confined to a text caret's shape
 (at most 3 px wide) is a blink, not a late paint, and is listed apart.
 
     uv run python tools/settle_check.py [--tasks calc-sum-column,...] [--rounds 3]
+                                        [--settle-horizon-ms 800]
 
 Prints the rate of settled observations and every miss; the test
 ``tests/osworld_mcp_env/test_settle_correctness.py`` runs the same check on a
@@ -144,8 +145,12 @@ def main() -> int:
     parser.add_argument("--tasks", default=",".join(BUNDLED_TASK_IDS), help="comma-separated task ids")
     parser.add_argument("--rounds", type=int, default=3, help="times the plan runs per task")
     parser.add_argument("--wait-s", type=float, default=2.0, help="seconds from step to later frame")
+    parser.add_argument(
+        "--settle-horizon-ms", type=float, help="the backend's settle_horizon_ms (default: the guest's)"
+    )
     args = parser.parse_args()
-    env = gym.make(ENV_ID, enable_mcp=False, max_steps=1_000_000)
+    options = {} if args.settle_horizon_ms is None else {"settle_horizon_ms": args.settle_horizon_ms}
+    env = gym.make(ENV_ID, enable_mcp=False, max_steps=1_000_000, backend_options=options)
     outcomes: list[Outcome] = []
     try:
         for task in args.tasks.split(","):

@@ -95,6 +95,14 @@ def test_bad_requests_are_errors_not_crashes(desktop):
     with pytest.raises(StaleFrameError) as stale:
         desktop.gui({"action": "mouse_move", "arguments": {"coordinate": [5, 5]}}, expected_layout="stale")
     assert stale.value.status == 409 and stale.value.fields.get("input_events_emitted") is False
+    move = {"action": "mouse_move", "arguments": {"coordinate": [5, 5]}}
+    for horizon in (-1, 5001, "800", True, None):
+        status, body = call(desktop, "POST", "/gui", json_body={**move, "timer_horizon_ms": horizon})
+        if horizon is None:  # absent: the guest's own horizon
+            assert status == 200
+            continue
+        reply = json.loads(body)
+        assert (status, reply["code"], reply["input_events_emitted"]) == (400, "invalid_arguments", False)
     assert desktop.client.health()
 
 
@@ -197,6 +205,72 @@ def test_a_gui_reply_carries_the_settled_frame_an_observation_would_take(desktop
         assert desktop.gui(click).capture is None  # not asked for
     finally:
         desktop.close_window("Tk", by_class=True)
+
+
+# Full screen, blue. A click paints it red at once and green 0.6 s later, from a timer its
+# main loop sleeps on in poll(2), as LibreOffice's toolbar refreshes come after a click.
+LATE_REPAINT_APP = """
+import select, time
+from Xlib import X, display
+d = display.Display()
+s = d.screen()
+w = s.root.create_window(0, 0, s.width_in_pixels, s.height_in_pixels, 0, s.root_depth,
+                         background_pixel=0x0000FF, override_redirect=True, event_mask=X.ButtonPressMask)
+w.map()
+d.flush()
+poller = select.poll()
+poller.register(d.fileno(), select.POLLIN)
+due = None
+def paint(pixel):
+    w.change_attributes(background_pixel=pixel)
+    w.clear_area()
+    d.flush()
+while True:
+    if not d.pending_events():
+        poller.poll(-1 if due is None else max(0, round((due - time.monotonic()) * 1000)))
+    while d.pending_events():
+        if d.next_event().type == X.ButtonPress:
+            paint(0xFF0000)
+            due = time.monotonic() + 0.6
+    if due is not None and time.monotonic() >= due:
+        paint(0x00FF00)
+        due = None
+"""
+
+
+def _centre(desktop: LocalDesktop) -> tuple[int, ...]:
+    return tuple(int(v) for v in desktop.screenshot().pixels[540, 960])
+
+
+def _until_centre(desktop: LocalDesktop, rgb: tuple[int, int, int], what: str) -> None:
+    deadline = time.monotonic() + 30
+    while _centre(desktop) != rgb:  # polling the screen's state, not guessing a duration
+        assert time.monotonic() < deadline, what
+        time.sleep(0.05)
+
+
+def test_a_longer_timer_horizon_waits_for_an_apps_later_repaint(desktop):
+    """``timer_horizon_ms``: the wait holds for an app's timer due that long after the input."""
+    desktop.launch(["python3", "-c", LATE_REPAINT_APP])
+    click = {"action": "left_click", "arguments": {"coordinate": [960, 540]}}
+    horizon = desktop.client.settle_horizon_ms
+    try:
+        _until_centre(desktop, (0, 0, 255), "the app did not show")
+        desktop.client.settle_horizon_ms = 0.0  # no timer is waited for: the red frame
+        shown = desktop.client.gui(click, capture=True).capture
+        assert shown is not None and tuple(shown.pixels[540, 960]) == (255, 0, 0)
+        _until_centre(desktop, (0, 255, 0), "the app's timer never repainted")
+        desktop.client.settle_horizon_ms = 800.0  # the timer due at 0.6 s is waited for
+        result = desktop.client.gui(click, capture=True)
+        assert result.capture is not None and tuple(result.capture.pixels[540, 960]) == (0, 255, 0)
+        assert result.settle_ms >= 600
+    finally:
+        desktop.client.settle_horizon_ms = horizon
+        desktop.execute(["pkill", "-f", "override_redirect=True"])
+        deadline = time.monotonic() + 30
+        while _centre(desktop) in ((255, 0, 0), (0, 255, 0)):  # gone before the next test
+            assert time.monotonic() < deadline, "the app outlived pkill"
+            time.sleep(0.05)
 
 
 def test_a_failed_observation_still_returns_the_actions_result():

@@ -82,6 +82,8 @@ class GuestClient:
         port: TCP port when ``unix_socket`` is None.
         token: Bearer token the guest expects, if any.
         timeout: Default per-request deadline in seconds.
+        settle_horizon_ms: The settle wait's timer horizon for every GUI action (the
+            guest's ``SettleConfig.timer_horizon_ms``; None: the guest's default).
     """
 
     def __init__(
@@ -92,11 +94,13 @@ class GuestClient:
         port: int = 5000,
         token: str | None = None,
         timeout: float = 60.0,
+        settle_horizon_ms: float | None = None,
     ) -> None:
         self._unix_socket = unix_socket
         self._host, self._port = host, port
         self._token = token
         self.timeout = timeout
+        self.settle_horizon_ms = settle_horizon_ms
         self._local = threading.local()
         self._screen_size: tuple[int, int] | None = None
         # The last frame received, patched by the guest's changed rows (``guest.frame_delta``),
@@ -409,6 +413,8 @@ class GuestClient:
         }
         if expected_layout:
             payload["expected_layout"] = expected_layout
+        if self.settle_horizon_ms is not None:
+            payload["timer_horizon_ms"] = self.settle_horizon_ms
         status, headers, data = self.request("POST", "/gui", json_body=payload, timeout=budget)
         if status != 200:
             raise _status_error("/gui", status, data, GUI_REFUSALS)

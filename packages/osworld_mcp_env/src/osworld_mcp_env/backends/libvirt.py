@@ -92,6 +92,8 @@ class LibvirtDesktopConfig:
             on an idle 2-core machine).
         reset_timeout_s: Deadline for the guest server to answer after a snapshot revert.
         request_timeout_s: Default deadline of one guest request.
+        settle_horizon_ms: As :class:`~osworld_mcp_env.backends.local.LocalDesktopConfig`'s
+            (this project's guest API only).
         guest_port: The guest server's TCP port inside the VM (the image's: 80) under
             ``guest_api="hybrid"``; OSWorld's API is on 5000.
         warm_commands: Run as ``user`` once the guest answers and before the reset snapshot
@@ -130,6 +132,7 @@ class LibvirtDesktopConfig:
     boot_timeout_s: float = 600.0
     reset_timeout_s: float = 120.0
     request_timeout_s: float = 60.0
+    settle_horizon_ms: float | None = None
     guest_port: int = 80
     warm_commands: tuple[tuple[str, ...], ...] = (("soffice", "--calc", "--terminate_after_init"),)
     window_timeout_scale: float = 4.0
@@ -299,7 +302,13 @@ class LibvirtDesktop(GuestBackedDesktop):
         timeout = self.config.request_timeout_s
         if self.config.guest_api == "osworld":
             return OSWorldGuestClient(host="127.0.0.1", port=port, timeout=timeout)
-        return GuestClient(host="127.0.0.1", port=port, token=self._token, timeout=timeout)
+        return GuestClient(
+            host="127.0.0.1",
+            port=port,
+            token=self._token,
+            timeout=timeout,
+            settle_horizon_ms=self.config.settle_horizon_ms,
+        )
 
     def start(self) -> None:
         """Boots a VM on a fresh overlay, waits for its guest server, and takes the reset snapshot."""

@@ -85,6 +85,10 @@ class LocalDesktopConfig:
             pyatspi for the tools and the accessibility tree: Debian's Python 3.11).
         start_timeout_s: Deadline for the guest server to answer after spawn.
         request_timeout_s: Default deadline of one guest request.
+        settle_horizon_ms: How long after a GUI input the settle wait still waits for an
+            app's timers (None: the guest's 400 ms). 800 catches Calc's toolbar refreshes
+            0.5-0.8 s after a click and doubles LibreOffice's step time (README,
+            "Settle wait and typing").
         enable_mcp: Start the MCP tool host beside the guest server.
         libreoffice_template: Start LibreOffice from a warmed profile (built once per
             host: ~0.45 s to a window instead of ~1.3 s).
@@ -107,6 +111,7 @@ class LocalDesktopConfig:
     guest_python: str = sys.executable
     start_timeout_s: float = 30.0
     request_timeout_s: float = 60.0
+    settle_horizon_ms: float | None = None
     enable_mcp: bool = False
     libreoffice_template: bool = True
     home_mb: int = 2048
@@ -207,6 +212,7 @@ class LocalDesktop(GuestBackedDesktop):
             unix_socket=str(self.ctl_dir / "guest.sock"),
             token=self._token,
             timeout=self.config.request_timeout_s,
+            settle_horizon_ms=self.config.settle_horizon_ms,
         )
         _install_sigterm_cleanup()
         _LIVE.add(self)

@@ -14,7 +14,7 @@ from typing import Any
 
 from osworld_mcp_env.actions import INPUT_ACTIONS
 from osworld_mcp_env.guest.frame_delta import format_runs, pack_runs
-from osworld_mcp_env.guest.settle import SettleConfig
+from osworld_mcp_env.guest.settle import MAX_TIMER_HORIZON_MS, SettleConfig
 from osworld_mcp_env.guest.state import Guest
 from osworld_mcp_env.guest.transport import Request, RequestError, Response, route
 from osworld_mcp_env.guest.wire import WindowInfo as Window
@@ -103,7 +103,10 @@ def gui(guest: Guest, request: Request) -> Response:
     the actions that end the episode never reach the guest.
 
     Body: ``{"action", "arguments", "settle": true, "expected_layout": hash?, "deadline_s": s?,
-    "observe": "frame" | "focus"?, "since": id?, "layout": bool?}``.
+    "timer_horizon_ms": ms?, "observe": "frame" | "focus"?, "since": id?, "layout": bool?}``.
+    ``timer_horizon_ms`` replaces the guest's :attr:`SettleConfig.timer_horizon_ms` for
+    this wait (:data:`MAX_TIMER_HORIZON_MS` at most): longer waits for app timers due
+    later after the input, such as Calc's toolbar refreshes 0.5-0.8 s after a click.
     With ``expected_layout`` the action is refused before any input (409,
     ``stale_gui_frame``) when the window layout changed since that hash. With
     ``deadline_s`` the action ends by then: typing stops between keystrokes and
@@ -127,6 +130,7 @@ def gui(guest: Guest, request: Request) -> Response:
     if not isinstance(arguments, dict):
         raise RequestError(400, "'arguments' must be an object.", code="invalid_arguments")
     deadline = _deadline(payload)
+    settle_config = _gui_settle(guest.settle, payload)
 
     def cancelled() -> bool:
         return time.monotonic() >= deadline or request.client_gone()
@@ -162,7 +166,7 @@ def gui(guest: Guest, request: Request) -> Response:
             raise RequestError(400, str(exc), code="invalid_arguments", input_events_emitted=False) from exc
         settle_ms = 0.0
         if mark is not None:
-            settle_ms = guest.settler.wait(_within(guest.settle, deadline), mark)
+            settle_ms = guest.settler.wait(_within(settle_config, deadline), mark)
     finally:
         guest._gui_lock.release()
     result = {"input_events_emitted": True, "settle_ms": settle_ms}
@@ -199,6 +203,22 @@ def settle(guest: Guest, request: Request) -> Response:
     except (TypeError, ValueError) as exc:
         raise RequestError(400, f"Settle thresholds must be numbers of milliseconds: {exc}.") from exc
     return Response({"settle_ms": guest.settler.wait(_within(config, _deadline(payload)))})
+
+
+def _gui_settle(default: SettleConfig, payload: dict[str, Any]) -> SettleConfig:
+    """The guest's thresholds, with the request's ``timer_horizon_ms`` where it names one."""
+    horizon = payload.get("timer_horizon_ms")
+    if horizon is None:
+        return default
+    number = not isinstance(horizon, bool) and isinstance(horizon, int | float)
+    if not number or not 0 <= horizon <= MAX_TIMER_HORIZON_MS:  # NaN fails the range too
+        raise RequestError(
+            400,
+            f"'timer_horizon_ms' must be milliseconds in [0, {MAX_TIMER_HORIZON_MS:g}], got {horizon!r}.",
+            code="invalid_arguments",
+            input_events_emitted=False,
+        )
+    return dataclasses.replace(default, timer_horizon_ms=float(horizon))
 
 
 def _deadline(payload: dict[str, Any]) -> float:

@@ -76,6 +76,10 @@ class SettleConfig:
     repaint_timer_ms: float = 50.0
 
 
+# The longest timer horizon a request may ask for: past the wait's own cap it is meaningless.
+MAX_TIMER_HORIZON_MS = 5000.0
+
+
 @dataclass(frozen=True)
 class CpuSample:
     """What the desktop's threads had done at one instant."""
