@@ -163,8 +163,9 @@ def test_a_keymap_the_user_filled_does_not_outlive_the_episode():
         desktop.restart()  # the keymap is back at its baseline
         start_xev(desktop)
         desktop.gui({"action": "left_click", "arguments": {"coordinate": [300, 300]}})
-        typed = typed_text(events_after(desktop, {"action": "type", "arguments": {"text": NON_ASCII}}))
-        assert typed == NON_ASCII
+        log = events_after(desktop, {"action": "type", "arguments": {"text": NON_ASCII}})
+        # Once (1 of ~2,000 tests in a full run) nothing was typed; the log tells focus from lookup.
+        assert typed_text(log) == NON_ASCII, (desktop.active_window(), log[-4000:])
     finally:
         desktop.close()
 
