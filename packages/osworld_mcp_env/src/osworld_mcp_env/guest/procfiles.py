@@ -37,8 +37,10 @@ class KeptProcFiles:
 
     def read(self, tid: str, name: str, size: int = 1024) -> bytes:
         """``/proc/TID/task/TID/NAME`` as the kernel writes it now; OSError once the thread is gone."""
-        data = self._reread(tid, name, size)  # the path is built only for a file not kept
-        return self._read_new(tid, name, f"/proc/{tid}/task/{tid}/{name}", size) if data is None else data
+        data = self._reread(tid, name, size)
+        if data is None:  # the path is built only for a file not kept
+            data = self._read_new(tid, name, f"/proc/{tid}/task/{tid}/{name}", size)
+        return data
 
     def read_cgroup(self, directory: str, name: str) -> bytes:
         """A cgroup's file (``cgroup.threads``) as it is now; OSError once the cgroup is removed.
@@ -66,6 +68,7 @@ class KeptProcFiles:
             return None
 
     def _read_new(self, owner: str, name: str, path: str, size: int) -> bytes:
+        """``path`` opened, read, and kept under (``owner``, ``name``) while under the cap."""
         return self._open((owner, name), path, os.O_RDONLY, lambda fd: os.pread(fd, size, 0))
 
     def owner(self, tid: str) -> int:
