@@ -17,10 +17,15 @@ XEV_LOG = "/tmp/xev.log"
 
 
 def start_xev(desktop: LocalDesktop) -> None:
+    """Starts xev and waits until the window manager focused it.
+
+    Listed is not enough: the window manager lists a window when it takes it over,
+    before mapping it, and a click sent in between lands on the root window.
+    """
     desktop.launch(f"stdbuf -oL xev -geometry 600x400+100+100 > {XEV_LOG}", shell=True)
     deadline = time.monotonic() + 20
-    while not any(w.title == "Event Tester" for w in desktop.windows()):
-        assert time.monotonic() < deadline, "xev did not open"
+    while (active := desktop.active_window()) is None or active.title != "Event Tester":
+        assert time.monotonic() < deadline, f"xev was not focused; active window: {active}"
         time.sleep(0.05)
 
 
