@@ -8,7 +8,6 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
 import warnings
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -23,6 +22,7 @@ from osworld_mcp_env.spaces import INSTRUCTION_MAX_CHARS, TOOL_RESULT_MAX_CHARS
 from osworld_mcp_env.tasks import load_task
 from osworld_mcp_env.tasks.bundled import bundled_solution
 from osworld_mcp_env.text import TRUNCATION_MARKER
+from polling import wait_until
 
 pytestmark = pytest.mark.desktop
 
@@ -276,8 +276,11 @@ def test_sigterm_of_the_host_process_leaves_nothing(tmp_path):
     assert facts["pids"]
     host.send_signal(signal.SIGTERM)
     assert host.wait(timeout=30) != 0
-    time.sleep(0.5)
-    assert not [p for p in facts["pids"] if Path(f"/proc/{p}").exists() and _state(p) != "Z"]
+    wait_until(
+        lambda: not [p for p in facts["pids"] if Path(f"/proc/{p}").exists() and _state(p) != "Z"],
+        10,
+        "the desktop's processes to end",
+    )
     assert not Path(facts["dir"]).exists()
     if os.geteuid() == 0:
         assert _pids_of_uid(facts["uid"]) == []
@@ -328,8 +331,13 @@ def test_stale_guard_refuses_a_click_after_a_window_moved(make_env):
     assert "error" not in ok[4]
     current = ok[4]["frame_id"]
     desktop = env.unwrapped.desktop
+
+    def terminal_places() -> list[tuple[int, int]]:
+        return [(w.x, w.y) for w in desktop.windows() if w.wm_class.startswith("xfce4-terminal")]
+
+    before = terminal_places()
     desktop.execute("xdotool search --class xfce4-terminal windowmove %@ 300 200", shell=True)
-    time.sleep(0.3)
+    wait_until(lambda: terminal_places() != before, 10, "the window manager to move the terminal")
     _o, _r, _t, _tr, info = env.step({**click, "arguments": {**click["arguments"], "frame_id": current}})
     assert info["error"]["code"] == "stale_gui_frame"
     assert info["error"]["input_events_emitted"] is False

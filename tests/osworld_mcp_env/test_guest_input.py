@@ -10,6 +10,7 @@ import time
 import pytest
 from osworld_mcp_env.actions import COMPUTER_USE_ACTIONS, Executor
 from osworld_mcp_env.backends.local import LocalDesktop
+from polling import wait_until
 
 pytestmark = pytest.mark.desktop
 
@@ -23,10 +24,11 @@ def start_xev(desktop: LocalDesktop) -> None:
     before mapping it, and a click sent in between lands on the root window.
     """
     desktop.launch(f"stdbuf -oL xev -geometry 600x400+100+100 > {XEV_LOG}", shell=True)
-    deadline = time.monotonic() + 20
-    while (active := desktop.active_window()) is None or active.title != "Event Tester":
-        assert time.monotonic() < deadline, f"xev was not focused; active window: {active}"
-        time.sleep(0.05)
+    wait_until(
+        lambda: (active := desktop.active_window()) is not None and active.title == "Event Tester",
+        20,
+        "the window manager to focus xev",
+    )
 
 
 @pytest.fixture(scope="module")

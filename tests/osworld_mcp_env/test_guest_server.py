@@ -14,6 +14,7 @@ from osworld_mcp_env.backends.local import LocalDesktop
 from osworld_mcp_env.errors import GuestRequestError, InputRejected, StaleFrameError
 from osworld_mcp_env.guest import routes_hybrid
 from PIL import Image
+from polling import wait_until
 
 pytestmark = pytest.mark.desktop
 
@@ -121,8 +122,11 @@ def test_windows_activate_close_and_window_size(desktop):
         assert time.monotonic() < deadline
         time.sleep(0.05)
     desktop.activate_window("first", strict=True)
-    time.sleep(0.3)
-    assert desktop.active_window().title == "first"
+    wait_until(  # the window manager focuses it when it handles the request
+        lambda: (active := desktop.active_window()) is not None and active.title == "first",
+        10,
+        "the window manager to focus 'first'",
+    )
     size = json.loads(
         call(
             desktop,
