@@ -247,10 +247,7 @@ def _centre(desktop: LocalDesktop) -> tuple[int, ...]:
 
 
 def _until_centre(desktop: LocalDesktop, rgb: tuple[int, int, int], what: str) -> None:
-    deadline = time.monotonic() + 30
-    while _centre(desktop) != rgb:  # polling the screen's state, not guessing a duration
-        assert time.monotonic() < deadline, what
-        time.sleep(0.05)
+    wait_until(lambda: _centre(desktop) == rgb, 30, what)
 
 
 def test_a_longer_timer_horizon_waits_for_an_apps_later_repaint(desktop):
@@ -259,11 +256,11 @@ def test_a_longer_timer_horizon_waits_for_an_apps_later_repaint(desktop):
     click = {"action": "left_click", "arguments": {"coordinate": [960, 540]}}
     horizon = desktop.client.settle_horizon_ms
     try:
-        _until_centre(desktop, (0, 0, 255), "the app did not show")
+        _until_centre(desktop, (0, 0, 255), "the app to show")
         desktop.client.settle_horizon_ms = 0.0  # no timer is waited for: the red frame
         shown = desktop.client.gui(click, capture=True).capture
         assert shown is not None and tuple(shown.pixels[540, 960]) == (255, 0, 0)
-        _until_centre(desktop, (0, 255, 0), "the app's timer never repainted")
+        _until_centre(desktop, (0, 255, 0), "the app's timer to repaint")
         desktop.client.settle_horizon_ms = 800.0  # the timer due at 0.6 s is waited for
         result = desktop.client.gui(click, capture=True)
         assert result.capture is not None and tuple(result.capture.pixels[540, 960]) == (0, 255, 0)
@@ -271,10 +268,9 @@ def test_a_longer_timer_horizon_waits_for_an_apps_later_repaint(desktop):
     finally:
         desktop.client.settle_horizon_ms = horizon
         desktop.execute(["pkill", "-f", "override_redirect=True"])
-        deadline = time.monotonic() + 30
-        while _centre(desktop) in ((255, 0, 0), (0, 255, 0)):  # gone before the next test
-            assert time.monotonic() < deadline, "the app outlived pkill"
-            time.sleep(0.05)
+        wait_until(  # gone before the next test
+            lambda: _centre(desktop) not in ((255, 0, 0), (0, 255, 0)), 30, "the app to end after pkill"
+        )
 
 
 def test_a_failed_observation_still_returns_the_actions_result():
