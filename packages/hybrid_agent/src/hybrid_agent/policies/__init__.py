@@ -6,10 +6,13 @@ Importing this package registers the built-in kinds: ``scripted``, ``replay``,
 
 from hybrid_agent.policies import hf, openai, replay, scripted
 from hybrid_agent.policies.base import (
+    FinishReason,
     Generation,
+    GenerationErrorCode,
     Policy,
     PolicyOptions,
     PolicyRequest,
+    TokenTrace,
     close_policy,
     make_policy,
     policy_kinds,
@@ -17,10 +20,13 @@ from hybrid_agent.policies.base import (
 )
 
 __all__ = [
+    "FinishReason",
     "Generation",
+    "GenerationErrorCode",
     "Policy",
     "PolicyOptions",
     "PolicyRequest",
+    "TokenTrace",
     "close_policy",
     "hf",
     "make_policy",

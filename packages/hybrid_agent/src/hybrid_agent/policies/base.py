@@ -17,6 +17,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any, Protocol, runtime_checkable
 
 from osworld_mcp_env.registry import Registry, unknown_name_message
@@ -46,6 +47,43 @@ class PolicyRequest:
     step: int = 0
 
 
+class FinishReason(StrEnum):
+    """Why a generation stopped (OpenAI's ``finish_reason`` values; local models map onto them)."""
+
+    STOP = "stop"  # end of turn or a stop string
+    LENGTH = "length"  # the output budget ran out: the reply is cut off
+    TOOL_CALLS = "tool_calls"  # function calling: the server parsed a call
+    CONTENT_FILTER = "content_filter"
+
+
+class GenerationErrorCode(StrEnum):
+    """Why a policy gave no answer (``Generation.error_code``)."""
+
+    TRANSPORT = "transport"  # connection refused or reset, timeout, a torn body
+    HTTP = "http_error"  # a status the retries did not cure
+    AUTH = "auth"  # 401/403: a missing or wrong API key
+    CONTEXT_LENGTH = "context_length"  # the prompt does not fit the model's context
+    MALFORMED_RESPONSE = "malformed_response"  # the server answered something that is not a completion
+
+
+@dataclass(frozen=True)
+class TokenTrace:
+    """The tokens of one model call as the policy saw and produced them (trainable policies).
+
+    Attributes:
+        prompt_ids: The prompt token ids (a ``list[int]`` subclass may carry the multimodal
+            inputs they were encoded from, e.g. ``grpo_trainer.hf_policy.VisionPrompt``).
+        response_ids: The generated token ids.
+        logprobs: Log-probabilities of ``response_ids`` under the sampling distribution.
+        version: The version of the weights that generated them.
+    """
+
+    prompt_ids: list[int]
+    response_ids: list[int]
+    logprobs: list[float]
+    version: int = 0
+
+
 @dataclass(frozen=True)
 class Generation:
     """One answer.
@@ -57,7 +95,14 @@ class Generation:
         latency_s: Wall time of the call, retries included.
         error: Why no answer could be had (server down after retries); the episode
             becomes an error, never a score.
-        tokens_estimated: True when the counts are estimates, not the model's own.
+        tokens_estimated: True when the counts are estimates, not the model's own
+            (a server that reported no ``usage``, the scripted policy).
+        finish_reason: Why generation stopped (:class:`FinishReason`; ``None`` when unknown).
+            ``length`` means the reply was cut off: it executes nothing.
+        reasoning: The reasoning the server returned apart from the content
+            (``reasoning_content`` of a server with a reasoning parser); ``None`` when none.
+        error_code: With ``error``: which kind of failure (:class:`GenerationErrorCode`).
+        trace: The call's tokens, for policies that train on them.
     """
 
     text: str
@@ -66,6 +111,15 @@ class Generation:
     latency_s: float = 0.0
     error: str | None = None
     tokens_estimated: bool = False
+    finish_reason: str | None = None
+    reasoning: str | None = None
+    error_code: str | None = None
+    trace: TokenTrace | None = None
+
+    @property
+    def cut_off(self) -> bool:
+        """The output budget ran out before the reply ended (``finish_reason == "length"``)."""
+        return self.finish_reason == FinishReason.LENGTH
 
 
 @runtime_checkable
@@ -89,7 +143,13 @@ class PolicyOptions:
 
     Attributes:
         temperature: Sampling temperature (0: greedy, the evaluation default).
-        max_tokens: Most tokens generated per call.
+        max_tokens: Most tokens generated per call (the study's 8,192 per step).
+        top_p: Nucleus sampling mass; ``None`` leaves the server's default.
+        repetition_penalty: vLLM/SGLang/transformers repetition penalty; ``None``: not sent.
+        seed: Sampling seed sent with every request; ``None``: not sent.
+        extra_body: Extra request-body fields merged into every request
+            (``{"chat_template_kwargs": {"enable_thinking": true}}``, ``mm_processor_kwargs`` ...).
+        api_key_env: The environment variable holding the API key (sent as ``Authorization: Bearer``).
         timeout_s: HTTP timeout of one request.
         retries: Extra attempts after a failed HTTP request (server errors, timeouts).
         backoff_s: First retry delay; it doubles each retry.
@@ -100,7 +160,12 @@ class PolicyOptions:
     """
 
     temperature: float = 0.0
-    max_tokens: int = 2048
+    max_tokens: int = 8192
+    top_p: float | None = None
+    repetition_penalty: float | None = None
+    seed: int | None = None
+    extra_body: dict[str, Any] = field(default_factory=dict)
+    api_key_env: str = "OPENAI_API_KEY"
     timeout_s: float = 300.0
     retries: int = 4
     backoff_s: float = 1.0
