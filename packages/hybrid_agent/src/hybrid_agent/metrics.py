@@ -4,20 +4,30 @@ Definitions (``DESIGN.md`` "Metrics"; ``notes/hybrid-agents.md`` §1.8, §7.5):
 
 * **accuracy**: mean evaluator score of each run, then mean and standard error over
   runs (SE = sample std of the run means / sqrt(runs)); per domain the same. Episodes
-  that ended in an error (env, policy, evaluator) are left out and counted apart.
+  that ended in an error (env, policy, evaluator) are left out of the mean and counted
+  apart, and **coverage** says how many of the suite's tasks and (task, run) pairs the
+  mean covers: a task with no scored episode (every try errored, or never run) is listed.
 * **significant**: two accuracies differ only when ``|delta| > 2 * sqrt(SE_a² + SE_b²)``.
 * **adoption**: share of episodes with at least one executed MCP call (``exec_ok``);
-  also over tool-reachable episodes only (at least one step showed an MCP tool).
+  also over tool-reachable episodes only. Tool-reachable is the task's annotation where
+  it has one (the header's ``tool_reachable``; OSWorld-MCP labels tool-beneficial tasks),
+  else at least one step showed an MCP tool; reports say which one was used.
 * **TIR_real** / **TIR_any**: per episode, executed MCP steps (resp. all MCP-routed
   steps, hallucinated names included) over all steps, macro-averaged over episodes.
 * **OSWorld-MCP TIR**: share of episodes that succeeded *and* made the right tool
   decision: used a tool on a tool-beneficial task, none on another. Which tasks are
-  tool-beneficial is an input (OSWorld-MCP annotates it); by default, tool-reachable.
+  tool-beneficial is an input; by default, tool-reachable as above.
 * **ACS** (OSWorld-MCP's average completion steps): mean steps of successful episodes.
-* **false-success rate**: ``terminate(success)`` with a score of 0, over episodes that
-  terminated voluntarily (a run that hit the step cap is not a claim).
-* **hallucinated tool names**: calls naming a tool that was not shown, over all
-  decodable calls (GUI, MCP, hallucinated).
+* **false success**: ``terminate(success)`` with a score of 0, over every scored episode
+  (the study's Table 3, :func:`false_success_all`) and over the episodes that terminated
+  voluntarily (:func:`false_success_rate`; a run that hit the step cap is not a claim).
+  A claim is an *executed* ``terminate``: the env's ``claimed_success`` in the end line,
+  which a reply cut off by the output budget (it executes nothing) never sets.
+* **hallucinated tool names**: calls naming a tool that was not shown, as a count and
+  over all decodable calls (GUI, MCP, hallucinated).
+* **malformed**: steps whose output was not one decodable call, including a reply cut
+  off by the output budget (parse code ``truncated``) and reasoning that never ended
+  (``unfinished_reasoning``).
 * **tokens**: input per task (sum over model calls), p95 of the per-task peak, output
   per task, and input tokens per 1 % accuracy.
 
@@ -27,7 +37,7 @@ A success is a score of 1 (OSWorld scores are in [0, 1]).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from statistics import mean, stdev
@@ -36,13 +46,20 @@ from hybrid_agent.recorder import EpisodeRecord
 from hybrid_agent.tokens import TaskTokens, TokenSummary, summarize_tokens
 
 
+class Reachability(StrEnum):
+    """Which definition says a tool could help on a task."""
+
+    ANNOTATION = "annotation"  # the task's own label; where a task has none, SHOWN
+    SHOWN = "shown"  # at least one step showed an MCP tool
+
+
 class StepKind(StrEnum):
     """What one model call became."""
 
     GUI = "gui"
     MCP = "mcp"
     HALLUCINATED = "hallucinated"  # a decodable call naming a tool that was not shown
-    MALFORMED = "malformed"  # any other parse error
+    MALFORMED = "malformed"  # any other parse error (a cut-off reply included)
 
 
 @dataclass(frozen=True)
@@ -63,8 +80,10 @@ class EpisodeStats:
     Attributes:
         score: The evaluator's score; ``None`` when the episode ended in an error.
         error: The error type when it did.
-        claimed_success: ``True``/``False`` for a voluntary ``terminate``; ``None`` otherwise.
+        claimed_success: ``True``/``False`` for an executed ``terminate``; ``None`` otherwise.
         tokens_estimated: The token counts are estimates (scripted policy).
+        annotated_reachable: The task's own tool-reachable label; ``None`` where it has none.
+        error_code: The error's finer code (``context_length``, ``auth``, ``transport`` ...).
     """
 
     task_id: str
@@ -76,6 +95,8 @@ class EpisodeStats:
     claimed_success: bool | None = None
     truncated: bool = False
     tokens_estimated: bool = False
+    annotated_reachable: bool | None = None
+    error_code: str | None = None
 
     @property
     def success(self) -> bool:
@@ -88,12 +109,30 @@ class EpisodeStats:
         return any(s.kind == StepKind.MCP and s.exec_ok for s in self.steps)
 
     @property
-    def tool_reachable(self) -> bool:
+    def tools_shown(self) -> bool:
         """At least one step showed an MCP tool."""
         return any(s.tools_shown for s in self.steps)
 
+    @property
+    def tool_reachable(self) -> bool:
+        """The task's annotation where it has one, else :attr:`tools_shown`."""
+        return self.tools_shown if self.annotated_reachable is None else self.annotated_reachable
+
+    def reachable(self, by: Reachability) -> bool:
+        """Tool-reachable under one definition."""
+        return self.tool_reachable if by == Reachability.ANNOTATION else self.tools_shown
+
+    @property
+    def error_label(self) -> str | None:
+        """``type`` or ``type:code`` of the error; ``None`` when scored."""
+        if self.error is None:
+            return None
+        return f"{self.error}:{self.error_code}" if self.error_code else self.error
+
 
 def _step_stats(step: dict) -> StepStats:
+    # Every parse failure but an unknown name is malformed: new codes the runner writes
+    # (``truncated``, ``unfinished_reasoning``) need no entry here.
     parse = step.get("parse") or {}
     tokens = step.get("tokens") or {}
     if parse.get("ok"):
@@ -117,6 +156,7 @@ def episode_stats(record: EpisodeRecord) -> EpisodeStats:
     """Reduces a recorded episode to :class:`EpisodeStats`."""
     end = record.end
     error = end.get("error")
+    annotated = record.header.get("tool_reachable")
     return EpisodeStats(
         task_id=record.task_id,
         domain=record.header.get("domain") or "unknown",
@@ -127,6 +167,8 @@ def episode_stats(record: EpisodeRecord) -> EpisodeStats:
         claimed_success=end.get("claimed_success"),
         truncated=bool(end.get("truncated")),
         tokens_estimated=any((s.get("tokens") or {}).get("estimated") for s in record.steps),
+        annotated_reachable=annotated if isinstance(annotated, bool) else None,
+        error_code=error.get("code") if error else None,
     )
 
 
@@ -168,6 +210,101 @@ def significant(a: Estimate, b: Estimate) -> bool:
     return abs(a.mean - b.mean) > 2 * math.sqrt(a.se**2 + b.se**2)
 
 
+# --------------------------------------------------------------------------- coverage
+
+
+@dataclass(frozen=True)
+class Unscored:
+    """A task without a single scored episode, and why.
+
+    Attributes:
+        task_id: The task.
+        errors: The error label of each recorded run (``env_error``, ``policy_error:context_length``).
+        missing: Runs of the task with no record at all.
+    """
+
+    task_id: str
+    errors: tuple[str, ...]
+    missing: int
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """How much of the suite an accuracy covers, so errors never hide in its denominator.
+
+    Attributes:
+        tasks: Tasks of the suite (and any recorded outside it).
+        scored_tasks: Tasks with at least one scored episode.
+        episodes: (task, run) pairs of the suite (and any recorded outside it).
+        scored_episodes: Pairs whose record is scored.
+        unscored: The tasks without a scored episode, in suite order.
+    """
+
+    tasks: int
+    scored_tasks: int
+    episodes: int
+    scored_episodes: int
+    unscored: tuple[Unscored, ...]
+
+
+def coverage(episodes: Iterable[EpisodeStats], suite: Sequence[tuple[str, int]] | None = None) -> Coverage:
+    """Tasks and (task, run) pairs with a scored record, out of those the run was asked for.
+
+    Args:
+        episodes: The run's current records, reduced.
+        suite: Every ``(task_id, run)`` of the suite; ``None`` (a run recorded before
+            ``suite.json``): the recorded pairs only, so a task never run is not seen.
+            A record outside the suite is counted too, so none is hidden either way.
+    """
+    recorded = {(ep.task_id, ep.run): ep for ep in episodes}
+    by_task: dict[str, list[EpisodeStats | None]] = {}
+    for task_id, run in dict.fromkeys([*(suite or ()), *recorded]):
+        by_task.setdefault(task_id, []).append(recorded.get((task_id, run)))
+    unscored = tuple(
+        Unscored(
+            task_id,
+            tuple(ep.error_label or "" for ep in runs if ep is not None),
+            sum(ep is None for ep in runs),
+        )
+        for task_id, runs in by_task.items()
+        if not any(ep is not None and ep.error is None for ep in runs)
+    )
+    return Coverage(
+        tasks=len(by_task),
+        scored_tasks=len(by_task) - len(unscored),
+        episodes=sum(map(len, by_task.values())),
+        scored_episodes=sum(ep is not None and ep.error is None for runs in by_task.values() for ep in runs),
+        unscored=unscored,
+    )
+
+
+def coverage_by_domain(
+    episodes: Iterable[EpisodeStats],
+    suite: Sequence[tuple[str, int]] | None = None,
+    domains: Mapping[str, str] | None = None,
+) -> dict[str, Coverage]:
+    """:func:`coverage` per domain, domains sorted.
+
+    ``domains`` maps a task id to its domain (the suite's); a task it lacks takes
+    the domain of its records.
+    """
+    episodes = list(episodes)
+    domain_of = {ep.task_id: ep.domain for ep in episodes} | dict(domains or {})
+    pairs = list(suite or ())
+
+    def domain(task_id: str) -> str:
+        return domain_of.get(task_id, "unknown")
+
+    names = sorted({domain(t) for t, _ in pairs} | {domain(ep.task_id) for ep in episodes})
+    return {
+        name: coverage(
+            [ep for ep in episodes if domain(ep.task_id) == name],
+            None if suite is None else [p for p in pairs if domain(p[0]) == name],
+        )
+        for name in names
+    }
+
+
 # --------------------------------------------------------------------------- behaviour
 
 
@@ -179,10 +316,35 @@ def _share(items: Sequence[EpisodeStats], test: Callable[[EpisodeStats], bool]) 
     return sum(map(test, items)) / len(items) if items else None
 
 
-def adoption(episodes: Iterable[EpisodeStats], reachable_only: bool = False) -> float | None:
-    """Share of episodes with >= 1 executed MCP call (optionally over tool-reachable ones only)."""
-    items = [ep for ep in _scored(episodes) if ep.tool_reachable or not reachable_only]
+def adoption(
+    episodes: Iterable[EpisodeStats], reachable_only: bool = False, by: Reachability = Reachability.ANNOTATION
+) -> float | None:
+    """Share of episodes with >= 1 executed MCP call (optionally over tool-reachable ones only, ``by``)."""
+    items = [ep for ep in _scored(episodes) if not reachable_only or ep.reachable(by)]
     return _share(items, lambda ep: ep.used_tool)
+
+
+def reachability_source(episodes: Iterable[EpisodeStats]) -> str:
+    """Which definition of tool-reachable the scored episodes got.
+
+    ``"annotation"`` (every task carries one), ``"shown"`` (none does) or
+    ``"annotation for n of m episodes, else shown"``.
+    """
+    scored = _scored(episodes)
+    annotated = sum(ep.annotated_reachable is not None for ep in scored)
+    if annotated == 0:
+        return str(Reachability.SHOWN)
+    if annotated == len(scored):
+        return str(Reachability.ANNOTATION)
+    return f"annotation for {annotated} of {len(scored)} episodes, else shown"
+
+
+def reachability_disagreements(episodes: Iterable[EpisodeStats]) -> int:
+    """Scored episodes whose task annotation differs from whether any step showed an MCP tool."""
+    return sum(
+        ep.annotated_reachable is not None and ep.annotated_reachable != ep.tools_shown
+        for ep in _scored(episodes)
+    )
 
 
 def _macro(episodes: Iterable[EpisodeStats], count: Callable[[StepStats], bool]) -> float | None:
@@ -214,10 +376,24 @@ def acs(episodes: Iterable[EpisodeStats]) -> float | None:
     return mean(steps) if steps else None
 
 
+def _false_success(ep: EpisodeStats) -> bool:
+    return ep.claimed_success is True and ep.score == 0
+
+
+def false_success_all(episodes: Iterable[EpisodeStats]) -> float | None:
+    """``terminate(success)`` scored 0, over every scored episode (the study's Table 3)."""
+    return _share(_scored(episodes), _false_success)
+
+
 def false_success_rate(episodes: Iterable[EpisodeStats]) -> float | None:
-    """``terminate(success)`` scored 0, over episodes that terminated voluntarily."""
+    """``terminate(success)`` scored 0, over episodes that terminated voluntarily (executed ``terminate``)."""
     claims = [ep for ep in _scored(episodes) if ep.claimed_success is not None]
-    return _share(claims, lambda ep: bool(ep.claimed_success) and ep.score == 0)
+    return _share(claims, _false_success)
+
+
+def hallucinated_tool_calls(episodes: Iterable[EpisodeStats]) -> int:
+    """Calls naming a tool that was not shown, over every episode (errored ones made them too)."""
+    return sum(s.kind == StepKind.HALLUCINATED for ep in episodes for s in ep.steps)
 
 
 def hallucinated_tool_rate(episodes: Iterable[EpisodeStats]) -> float | None:

@@ -1,15 +1,71 @@
-"""One run directory -> every number the tables and the plot show."""
+"""One run directory -> every number the tables, the plot and ``summary.json`` show."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from hybrid_agent import metrics
-from hybrid_agent.metrics import EpisodeStats, Estimate
-from hybrid_agent.recorder import iter_episodes, read_run_config
+from hybrid_agent.metrics import Coverage, EpisodeStats, Estimate, Reachability
+from hybrid_agent.recorder import iter_archived_tries, iter_episodes, read_run_config, read_suite
 from hybrid_agent.tokens import TokenSummary
+
+
+@dataclass(frozen=True)
+class Behaviour:
+    """The study's Table 3 numbers of one configuration (rates in [0, 1], ``None`` without data).
+
+    Attributes:
+        reachable_by: Which definition of tool-reachable ``adoption_reachable`` and
+            ``osworld_mcp_tir`` used (:func:`metrics.reachability_source`).
+        adoption_reachable_shown: Adoption over episodes where a step showed an MCP tool,
+            our own definition, beside the annotated one.
+        reachability_disagreements: Scored episodes whose annotation and shown tools differ.
+        false_success_all: The study's definition: over every scored episode.
+        false_success_claims: Over the episodes that terminated voluntarily.
+        hallucinated_calls: Calls naming a tool that was not shown (a count).
+    """
+
+    episodes: int
+    adoption: float | None
+    adoption_reachable: float | None
+    adoption_reachable_shown: float | None
+    reachable_by: str
+    reachability_disagreements: int
+    tir_real: float | None
+    tir_any: float | None
+    osworld_mcp_tir: float | None
+    acs: float | None
+    false_success_all: float | None
+    false_success_claims: float | None
+    hallucinated_calls: int
+    hallucinated_rate: float | None
+    malformed_rate: float | None
+    hit_cap_rate: float | None
+
+
+def behaviour(episodes: tuple[EpisodeStats, ...]) -> Behaviour:
+    """Computes :class:`Behaviour` over a configuration's episodes."""
+    return Behaviour(
+        episodes=len(episodes),
+        adoption=metrics.adoption(episodes),
+        adoption_reachable=metrics.adoption(episodes, reachable_only=True),
+        adoption_reachable_shown=metrics.adoption(episodes, reachable_only=True, by=Reachability.SHOWN),
+        reachable_by=metrics.reachability_source(episodes),
+        reachability_disagreements=metrics.reachability_disagreements(episodes),
+        tir_real=metrics.tir_real(episodes),
+        tir_any=metrics.tir_any(episodes),
+        osworld_mcp_tir=metrics.osworld_mcp_tir(episodes),
+        acs=metrics.acs(episodes),
+        false_success_all=metrics.false_success_all(episodes),
+        false_success_claims=metrics.false_success_rate(episodes),
+        hallucinated_calls=metrics.hallucinated_tool_calls(episodes),
+        hallucinated_rate=metrics.hallucinated_tool_rate(episodes),
+        malformed_rate=metrics.malformed_rate(episodes),
+        hit_cap_rate=metrics.hit_cap_rate(episodes),
+    )
 
 
 @dataclass(frozen=True)
@@ -19,11 +75,16 @@ class RunSummary:
     Attributes:
         label: The configuration as a short text (policy, context, keep_think, routes).
         config: The run's ``run.json``.
-        episodes: Every finished episode, reduced.
+        episodes: Every current finished episode, reduced.
         accuracy: Overall accuracy over runs.
-        by_domain: Accuracy per domain.
+        by_domain: Accuracy per domain (every domain of the suite and of the records).
+        coverage: How many tasks and episodes of the suite ``accuracy`` covers.
+        domain_coverage: The same per domain.
         tokens: Token statistics (``None`` without episodes).
-        errors: Episodes that ended in an error, by error type.
+        errors: Current episodes that ended in an error, by error label.
+        rerun_errors: Errored tries set aside and rerun, by error label.
+        behaviour: The Table 3 numbers.
+        has_suite: The run directory has a ``suite.json`` (else coverage sees recorded tasks only).
     """
 
     label: str
@@ -31,8 +92,13 @@ class RunSummary:
     episodes: tuple[EpisodeStats, ...]
     accuracy: Estimate | None
     by_domain: dict[str, Estimate | None]
+    coverage: Coverage
+    domain_coverage: dict[str, Coverage]
     tokens: TokenSummary | None
     errors: dict[str, int]
+    rerun_errors: dict[str, int]
+    behaviour: Behaviour
+    has_suite: bool
 
     @property
     def tokens_estimated(self) -> bool:
@@ -52,19 +118,54 @@ def run_label(config: dict[str, Any]) -> str:
 
 
 def summarize_run(run_dir: str | Path) -> RunSummary:
-    """Reads a run directory's finished episodes and computes its metrics."""
+    """Reads a run directory's records (and its suite, where recorded) and computes its metrics."""
     config = read_run_config(run_dir)
+    suite = read_suite(run_dir)
+    pairs = suite.pairs() if suite else None
+    domains = dict(suite.tasks) if suite else None
     episodes = tuple(metrics.episode_stats(record) for record in iter_episodes(run_dir))
-    errors: dict[str, int] = {}
-    for ep in episodes:
-        if ep.error is not None:
-            errors[ep.error] = errors.get(ep.error, 0) + 1
+    rerun = (metrics.episode_stats(archived.record) for archived in iter_archived_tries(run_dir))
+    domain_coverage = metrics.coverage_by_domain(episodes, pairs, domains)
+    by_domain = metrics.accuracy_by_domain(episodes)
     return RunSummary(
         label=run_label(config) if config else Path(run_dir).name,
         config=config,
         episodes=episodes,
         accuracy=metrics.accuracy(episodes),
-        by_domain=metrics.accuracy_by_domain(episodes),
+        by_domain={domain: by_domain.get(domain) for domain in domain_coverage},
+        coverage=metrics.coverage(episodes, pairs),
+        domain_coverage=domain_coverage,
         tokens=metrics.token_summary(episodes),
-        errors=errors,
+        errors=dict(sorted(Counter(ep.error_label for ep in episodes if ep.error_label).items())),
+        rerun_errors=dict(sorted(Counter(ep.error_label for ep in rerun if ep.error_label).items())),
+        behaviour=behaviour(episodes),
+        has_suite=suite is not None,
     )
+
+
+def _estimate(value: Estimate | None) -> dict[str, float] | None:
+    return None if value is None else asdict(value)
+
+
+def summary_json(run: RunSummary) -> dict[str, Any]:
+    """The JSON form of a run's summary (``summary.json``): every number, coverage spelled out."""
+    return {
+        "label": run.label,
+        "config": run.config,
+        "accuracy": _estimate(run.accuracy),
+        "accuracy_by_domain": {d: _estimate(e) for d, e in run.by_domain.items()},
+        "coverage": asdict(run.coverage),
+        "coverage_from": "suite.json" if run.has_suite else "records (no suite.json: unrun tasks unseen)",
+        "coverage_by_domain": {d: asdict(c) for d, c in run.domain_coverage.items()},
+        "errors": run.errors,
+        "rerun_errors": run.rerun_errors,
+        "tokens": None if run.tokens is None else asdict(run.tokens),
+        "tokens_estimated": run.tokens_estimated,
+        "behaviour": asdict(run.behaviour),
+        "labels": {
+            "false_success_all": "study (Table 3): over all scored episodes",
+            "false_success_claims": "over voluntary terminations (executed terminate)",
+            "adoption_reachable": f"over tool-reachable episodes, by {run.behaviour.reachable_by}",
+            "adoption_reachable_shown": "over episodes where a step showed an MCP tool",
+        },
+    }

@@ -3,7 +3,17 @@
 Rows are configurations (run directories), so several runs read side by side.
 Accuracy cells are ``mean ± SE`` in percent over runs; a configuration whose
 overall accuracy differs significantly (|delta| > 2 SE) from the first row is
-marked ``*``. Token counts marked ``~`` are estimates (scripted policy).
+marked ``*``. Accuracy leaves errored episodes out, so Table 2 says what it
+covers: ``tasks scored`` and ``episodes scored`` out of the suite's, and a
+domain cell adds ``(scored/tasks)`` when some of its tasks have no scored
+episode; :func:`headline` names those tasks. Token counts marked ``~`` are
+estimates (scripted policy).
+
+Table 3 reports false success twice: ``false success (all) %`` is the study's
+(over every scored episode), ``false success (claims) %`` is over voluntary
+terminations. ``reachable by`` says which definition of tool-reachable the
+reachable adoption used; where a task annotation and the shown tools disagree
+in any row, ``adoption (tools shown) %`` gives the other one.
 """
 
 from __future__ import annotations
@@ -13,7 +23,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from hybrid_agent import metrics
-from hybrid_agent.metrics import Estimate
+from hybrid_agent.metrics import Coverage, Estimate
 from hybrid_agent.report.summary import RunSummary
 
 Row = dict[str, str]
@@ -31,6 +41,39 @@ def _k(value: float | None, estimated: bool) -> str:
     return "-" if value is None else f"{'~' * estimated}{value / 1000:.1f}"
 
 
+def _domain_cell(value: Estimate | None, cover: Coverage | None) -> str:
+    if cover is None or cover.scored_tasks == cover.tasks:
+        return _estimate(value)
+    return f"{_estimate(value)} ({cover.scored_tasks}/{cover.tasks})"
+
+
+def _unscored(cover: Coverage, limit: int = 10) -> str:
+    names = []
+    for task in cover.unscored[:limit]:
+        why = sorted(set(task.errors)) + (["no record"] if task.missing else [])
+        names.append(f"{task.task_id} ({', '.join(why)})")
+    more = len(cover.unscored) - limit
+    return ", ".join(names) + (f" and {more} more" if more > 0 else "")
+
+
+def headline(run: RunSummary) -> str:
+    """One line saying what the accuracy covers.
+
+    ``accuracy 41.2 ± 3.0 % over 17 of 20 tasks (85 of 100 episodes); 3 not scored: a (env_error),
+    b (no record), ...``: a task is not scored when every run errored or was never run; the
+    first ten are named.
+    """
+    cover = run.coverage
+    acc = "-" if run.accuracy is None else f"{_estimate(run.accuracy)} %"
+    text = f"{run.label}: accuracy {acc} over {cover.scored_tasks} of {cover.tasks} tasks"
+    text += f" ({cover.scored_episodes} of {cover.episodes} episodes)"
+    if cover.unscored:
+        text += f"; {len(cover.unscored)} not scored: {_unscored(cover)}"
+    if run.rerun_errors:
+        text += f"; tries rerun after an error: {sum(run.rerun_errors.values())}"
+    return text if run.has_suite else text + "; no suite.json, tasks never run are not counted"
+
+
 def table2(runs: Sequence[RunSummary]) -> list[Row]:
     """Per-domain accuracy and the token block, one row per configuration."""
     domains = sorted({d for run in runs for d in run.by_domain})
@@ -44,10 +87,15 @@ def table2(runs: Sequence[RunSummary]) -> list[Row]:
             if base and run.accuracy and run is not runs[0] and metrics.significant(base, run.accuracy)
             else ""
         )
+        cover = run.coverage
         row: Row = {"config": run.label}
-        row.update({f"{d} acc %": _estimate(run.by_domain.get(d)) for d in domains})
+        row.update(
+            {f"{d} acc %": _domain_cell(run.by_domain.get(d), run.domain_coverage.get(d)) for d in domains}
+        )
         row["overall acc %"] = _estimate(run.accuracy) + mark
         row["runs"] = str(run.accuracy.runs if run.accuracy else 0)
+        row["tasks scored"] = f"{cover.scored_tasks}/{cover.tasks}"
+        row["episodes scored"] = f"{cover.scored_episodes}/{cover.episodes}"
         row["input/task K"] = _k(tokens.input_per_task if tokens else None, est)
         row["peak p95 K"] = _k(tokens.peak_p95 if tokens else None, est)
         row["output/task K"] = _k(tokens.output_per_task if tokens else None, est)
@@ -60,27 +108,35 @@ def table2(runs: Sequence[RunSummary]) -> list[Row]:
 
 def table3(runs: Sequence[RunSummary]) -> list[Row]:
     """Behavioural diagnostics, one row per configuration."""
+    both = any(run.behaviour.reachability_disagreements for run in runs)
     rows = []
     for run in runs:
-        eps = run.episodes
-        acs = metrics.acs(eps)
-        rows.append(
+        b = run.behaviour
+        row: Row = {
+            "config": run.label,
+            "episodes": str(b.episodes),
+            "adoption %": _pct(b.adoption),
+            "adoption (reachable) %": _pct(b.adoption_reachable),
+            "reachable by": b.reachable_by,
+        }
+        if both:
+            row["adoption (tools shown) %"] = _pct(b.adoption_reachable_shown)
+        row.update(
             {
-                "config": run.label,
-                "episodes": str(len(eps)),
-                "adoption %": _pct(metrics.adoption(eps)),
-                "adoption (reachable) %": _pct(metrics.adoption(eps, reachable_only=True)),
-                "TIR_real %": _pct(metrics.tir_real(eps)),
-                "TIR_any %": _pct(metrics.tir_any(eps)),
-                "OSWorld-MCP TIR %": _pct(metrics.osworld_mcp_tir(eps)),
-                "ACS": "-" if acs is None else f"{acs:.1f}",
-                "false success %": _pct(metrics.false_success_rate(eps)),
-                "hallucinated names %": _pct(metrics.hallucinated_tool_rate(eps)),
-                "malformed %": _pct(metrics.malformed_rate(eps)),
-                "hit cap %": _pct(metrics.hit_cap_rate(eps)),
-                "errors": ", ".join(f"{k}: {v}" for k, v in sorted(run.errors.items())) or "0",
+                "TIR_real %": _pct(b.tir_real),
+                "TIR_any %": _pct(b.tir_any),
+                "OSWorld-MCP TIR %": _pct(b.osworld_mcp_tir),
+                "ACS": "-" if b.acs is None else f"{b.acs:.1f}",
+                "false success (all) %": _pct(b.false_success_all),
+                "false success (claims) %": _pct(b.false_success_claims),
+                "hallucinated names": str(b.hallucinated_calls),
+                "hallucinated names %": _pct(b.hallucinated_rate),
+                "malformed %": _pct(b.malformed_rate),
+                "hit cap %": _pct(b.hit_cap_rate),
+                "errors": ", ".join(f"{k}: {v}" for k, v in run.errors.items()) or "0",
             }
         )
+        rows.append(row)
     return rows
 
 
@@ -89,7 +145,7 @@ def to_markdown(rows: Sequence[Row]) -> str:
     if not rows:
         return "(no runs)\n"
     headers = list(rows[0])
-    align = ["---" if h in ("config", "errors") else "---:" for h in headers]
+    align = ["---" if h in ("config", "errors", "reachable by") else "---:" for h in headers]
     lines = ["| " + " | ".join(headers) + " |", "|" + "|".join(align) + "|"]
     lines += ["| " + " | ".join(row.get(h, "") for h in headers) + " |" for row in rows]
     return "\n".join(lines) + "\n"
