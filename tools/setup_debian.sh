@@ -43,7 +43,7 @@ fi
 if [ ! -x .venv/bin/python ]; then
   uv venv --python /usr/bin/python3.11 --system-site-packages .venv
 fi
-uv sync --frozen --all-packages --extra libvirt --extra ray "$@"
+uv sync --frozen --all-packages --extra libvirt --extra ray --extra openai "$@"
 # torch and deepspeed (hf: policies, the trainer's `train` extra) with torch as a CPU build: a
 # plain resolve would take PyPI's multi-GB CUDA build. This machine family keeps the CPU wheel
 # in /opt/wheels; elsewhere PyTorch's CPU index serves it. A GPU machine installs its own

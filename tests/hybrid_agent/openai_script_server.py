@@ -2,33 +2,55 @@
 
 Run as ``python openai_script_server.py PORT_FILE SCRIPT_JSON``: it binds a free loopback
 port, writes it to PORT_FILE, and answers POST /v1/chat/completions with the script's
-entries in order (``{"status": 503}`` entries fail). Every request body is appended to
-PORT_FILE + ".requests" so the test can check what the client sent.
+entries in order. An entry may set:
+
+* ``status`` (default 200) and ``json`` (the body; a scripted error body by default);
+* ``headers``: extra response headers (``{"Retry-After": "1"}``);
+* ``raw``: a body sent as-is instead of ``json`` (invalid JSON);
+* ``torn``: announce a Content-Length larger than the body, send the body, then close
+  (a reply torn mid-way, as a proxy or server crash leaves it);
+* ``hang``: never answer (the client's timeout must end the call).
+
+Every request is appended to PORT_FILE + ".requests" as one JSON line
+``{"path", "headers", "body"}`` *before* it is answered, so the test can check what
+the client sent and how many attempts it made.
 """
 
 import json
 import os
 import sys
+import threading
 from http.server import BaseHTTPRequestHandler, HTTPServer
 
 with open(sys.argv[2]) as script_file:
     script = json.load(script_file)
 port_file = sys.argv[1]
+never = threading.Event()
 
 
 class Handler(BaseHTTPRequestHandler):
     def do_POST(self):
         body = self.rfile.read(int(self.headers["Content-Length"]))
+        record = {"path": self.path, "headers": dict(self.headers), "body": json.loads(body)}
         with open(port_file + ".requests", "a") as f:
-            f.write(body.decode() + "\n")
+            f.write(json.dumps(record) + "\n")
         entry = script.pop(0) if script else {"status": 500}
-        status = entry.get("status", 200)
-        payload = json.dumps(entry.get("json", {"error": "scripted failure"})).encode()
-        self.send_response(status if self.path == "/v1/chat/completions" else 404)
+        if entry.get("hang"):
+            never.wait()
+        status = entry.get("status", 200) if self.path == "/v1/chat/completions" else 404
+        if "raw" in entry:
+            payload = entry["raw"].encode()
+        else:
+            payload = json.dumps(entry.get("json", {"error": {"message": "scripted failure"}})).encode()
+        self.send_response(status)
         self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(payload)))
+        self.send_header("Content-Length", str(len(payload) + (1000 if entry.get("torn") else 0)))
+        for name, value in entry.get("headers", {}).items():
+            self.send_header(name, value)
         self.end_headers()
         self.wfile.write(payload)
+        self.wfile.flush()
+        self.close_connection = True
 
     def log_message(self, *args):
         pass

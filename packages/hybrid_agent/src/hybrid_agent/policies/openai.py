@@ -1,52 +1,94 @@
-"""``openai:URL#MODEL``: any OpenAI-compatible chat-completions server (vLLM, SGLang, ...).
+"""``openai:URL#MODEL``: any OpenAI-compatible chat-completions server (vLLM, SGLang, OpenAI).
+
+Requests go through the official ``openai`` client (the ``hybrid-agent[openai]`` extra,
+imported only when the policy is built).
+
+Auth: the API key is read from the variable named by ``PolicyOptions.api_key_env``
+(``OPENAI_API_KEY`` by default) when the policy is built and sent as
+``Authorization: Bearer``. When the variable is unset a placeholder key is sent, which a
+server without a key (vLLM without ``--api-key``) accepts; a 401/403 answer then ends as
+an ``auth`` error naming the variable.
+
+Failures are values, never exceptions out of :meth:`OpenAIPolicy.generate`: the
+:class:`Generation` carries ``error`` and an ``error_code``
+(:class:`~hybrid_agent.policies.base.GenerationErrorCode`) and the runner ends the
+episode as an error, never a 0. The client retries connection errors, timeouts, 408,
+409, 429 and 5xx ``PolicyOptions.retries`` times, honouring ``Retry-After``; otherwise
+its own backoff (0.5 s doubling, at most 8 s) applies, so ``backoff_s`` is not used
+here. Not retried: 401/403 (``auth``), a prompt longer than the model's context
+(``context_length``), any other 4xx (``http_error``). A body torn mid-way or a refused
+connection ends as ``transport``, an answer that is no completion as ``malformed_response``.
 
 Two tool formats:
 
 * ``text`` (default): the context already holds the ``<tools>`` block and the
   ``<tool_call>`` instructions (Qwen's format); the request stops at
   ``</tool_call>``, which servers leave out of the text, so it is put back.
-* ``functions``: the tools go in the request's ``tools`` field. OpenAI function names
-  must match ``^[a-zA-Z0-9_-]{1,64}$``, so ``libreoffice_calc.save`` is sent as
-  ``libreoffice_calc__save``; :class:`NameMap` keeps the mapping per request and
-  maps the answer back, so the rest of the stack sees the real names.
+* ``functions``: the tools go in the request's ``tools`` field with
+  ``tool_choice="auto"``. OpenAI function names must match ``^[a-zA-Z0-9_-]{1,64}$``,
+  so ``libreoffice_calc.save`` is sent as ``libreoffice_calc__save``; :class:`NameMap`
+  keeps the mapping per request. Past assistant turns are replayed as ``tool_calls``
+  under their wire names, each followed by a ``tool`` message holding the call's
+  ``Tool result:`` text (moved out of the next user turn, which keeps the screenshot)
+  or ``(no text result)`` for a GUI action. The answer's calls come back as
+  ``<tool_call>`` text under the real names, also when a server without a tool
+  parser leaves them in ``content`` under their wire names. vLLM needs
+  ``--enable-auto-tool-choice --tool-call-parser hermes`` (Qwen) for this mode.
 
-Transient failures (connection refused, timeouts, HTTP 429 and 5xx) are retried
-with exponential backoff; after the last retry the :class:`Generation` carries
-``error`` and the runner ends the episode as an error (never a crash, never a 0).
-Standard library only (``urllib``), so the policy adds no dependency.
+A server with a reasoning parser (vLLM ``--reasoning-parser``) returns the thinking
+apart from the content; it goes to ``Generation.reasoning``.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
+import os
 import re
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hybrid_agent.errors import ConfigError
-from hybrid_agent.messages import to_openai
-from hybrid_agent.policies.base import Generation, PolicyOptions, PolicyRequest, register_policy
-from hybrid_agent.prompt import computer_use_function
+from hybrid_agent.messages import Message, to_openai
+from hybrid_agent.policies.base import (
+    Generation,
+    GenerationErrorCode,
+    PolicyOptions,
+    PolicyRequest,
+    register_policy,
+)
+from hybrid_agent.prompt import computer_use_function, render_tool_result
 from hybrid_agent.toolset import ToolSpec
 
+if TYPE_CHECKING:
+    import openai
+
 STOP = "</tool_call>"
+PLACEHOLDER_KEY = "EMPTY"
+"""Sent when the key variable is unset: servers started without a key accept any."""
+NO_RESULT = "(no text result)"
+"""The ``tool`` message after a replayed call that relayed no text (GUI actions)."""
+
 _VALID = re.compile(r"[^a-zA-Z0-9_-]")
-_RETRY_STATUS = {408, 409, 429, 500, 502, 503, 504}
+_CALL = re.compile(r"<tool_call>(.*?)(</tool_call>|$)", re.DOTALL)
+_RESULT_PREFIX = render_tool_result("", 0)
+# How OpenAI, vLLM and SGLang word a prompt that does not fit (the code, then the messages).
+_CONTEXT_LENGTH = re.compile(
+    r"context_length_exceeded|maximum context length|context length|maximum model length|prompt is too long",
+    re.IGNORECASE,
+)
+_DETAIL_CHARS = 500
 
 
 class NameMap:
     """A reversible map between tool names and OpenAI-valid function names."""
 
     def __init__(self, names: Sequence[str]) -> None:
-        """Maps each name; collisions after sanitising get a numeric suffix."""
+        """Maps each distinct name; collisions after sanitising get a numeric suffix."""
         self.to_wire: dict[str, str] = {}
         self.from_wire: dict[str, str] = {}
-        for name in names:
+        for name in dict.fromkeys(names):
             base = _VALID.sub("_", name.replace(".", "__"))[:60] or "tool"
             wire, n = base, 1
             while wire in self.from_wire:
@@ -54,90 +96,166 @@ class NameMap:
                 wire = f"{base}_{n}"
             self.to_wire[name], self.from_wire[wire] = wire, name
 
+    def wire(self, name: str) -> str:
+        """The wire name of a real name (unknown names pass through unchanged)."""
+        return self.to_wire.get(name, name)
+
     def original(self, wire: str) -> str:
         """The real name of a wire name (unknown wire names pass through unchanged)."""
         return self.from_wire.get(wire, wire)
 
 
+def _load_sdk() -> Any:
+    try:
+        import openai
+    except ImportError as exc:
+        raise ConfigError(
+            f"The openai: policy needs the openai client ({exc}); install it with "
+            "`pip install 'hybrid-agent[openai]'` (or `uv sync --extra openai`)."
+        ) from None
+    return openai
+
+
 class OpenAIPolicy:
-    """Chat-completions client for one server and model."""
+    """Chat-completions client for one server and model.
+
+    Attributes:
+        url: The API base the client talks to (ends in ``/v1``).
+        tools_in_request: The tools travel in the request (``functions``), not in the system text.
+    """
 
     def __init__(self, base_url: str, model: str, options: PolicyOptions | None = None) -> None:
-        """Args: base_url (``http://host:8000`` or ``.../v1``), model name, options."""
+        """Builds the client.
+
+        Args:
+            base_url: ``http://host:8000`` or ``http://host:8000/v1``.
+            model: The served model name.
+            options: Sampling, auth, timeout, retry and tool-format settings.
+
+        Raises:
+            ConfigError: The ``openai`` package is not installed, or ``extra_body`` is not an object.
+        """
         self.options = options or PolicyOptions()
+        if not isinstance(self.options.extra_body, dict):
+            raise ConfigError(f"extra_body must be a JSON object, got {self.options.extra_body!r}.")
+        self._sdk = _load_sdk()
         url = base_url.rstrip("/")
-        self.url = url + ("/chat/completions" if url.endswith("/v1") else "/v1/chat/completions")
+        self.url = url if url.endswith("/v1") else url + "/v1"
         self.model = model
         self.name = f"openai:{model}"
-        # In function-calling mode the tools travel in the request, not in the system text.
         self.tools_in_request = self.options.tool_format == "functions"
+        key = os.environ.get(self.options.api_key_env)
+        self._key_set = bool(key)
+        self._client: openai.OpenAI = self._sdk.OpenAI(
+            base_url=self.url,
+            api_key=key or PLACEHOLDER_KEY,
+            timeout=self.options.timeout_s,
+            max_retries=self.options.retries,
+        )
         self._pool = ThreadPoolExecutor(self.options.concurrency, thread_name_prefix="openai")
 
     def generate(self, requests: Sequence[PolicyRequest]) -> list[Generation]:
-        """Sends the requests concurrently; answers in order."""
+        """Sends the requests concurrently; answers in order, failures as error values."""
         return list(self._pool.map(self._one, requests))
 
     def close(self) -> None:
-        """Stops the request threads."""
+        """Stops the request threads and closes the connection pool."""
         self._pool.shutdown(wait=False)
-
-    # --- one request ---------------------------------------------------------------
-    def _payload(self, request: PolicyRequest) -> tuple[dict[str, Any], NameMap | None]:
-        payload: dict[str, Any] = {
-            "model": self.model,
-            "messages": to_openai(request.messages),
-            "temperature": self.options.temperature,
-            "max_tokens": self.options.max_tokens,
-        }
-        if self.options.tool_format == "text":
-            payload["stop"] = [STOP]
-            return payload, None
-        names = NameMap(["computer_use", *(t.qualified_name for t in request.tools)])
-        payload["tools"] = [_wire_function(f, names) for f in _functions(request.tools)]
-        return payload, names
+        self._client.close()
 
     def _one(self, request: PolicyRequest) -> Generation:
-        payload, names = self._payload(request)
-        body = json.dumps(payload).encode()
+        kwargs, names = self._request(request)
         started = time.perf_counter()
-        delay, last_error = self.options.backoff_s, ""
-        for attempt in range(self.options.retries + 1):
-            if attempt:
-                time.sleep(delay)
-                delay *= 2
-            try:
-                answer = self._post(body)
-            except urllib.error.HTTPError as exc:
-                last_error = f"HTTP {exc.code}: {exc.read()[:300].decode(errors='replace')}"
-                if exc.code not in _RETRY_STATUS:
-                    break
-                continue
-            except (urllib.error.URLError, TimeoutError, ConnectionError, json.JSONDecodeError) as exc:
-                last_error = f"{type(exc).__name__}: {exc}"
-                continue
-            try:
-                return self._generation(answer, names, time.perf_counter() - started)
-            except (KeyError, IndexError, TypeError) as exc:
-                last_error = f"malformed response ({type(exc).__name__}: {exc}): {str(answer)[:300]}"
-                break
-        return Generation(text="", latency_s=time.perf_counter() - started, error=f"{self.url}: {last_error}")
+        try:
+            completion = self._client.chat.completions.create(**kwargs)
+        except (self._sdk.APIError, ValueError) as exc:  # ValueError: a body that is not JSON
+            code, detail = self._describe(exc)
+            return self._failure(code, detail, started)
+        try:
+            return _generation(completion, names, time.perf_counter() - started)
+        except (AttributeError, IndexError, TypeError) as exc:  # the client does not validate answers
+            detail = f"not a chat completion ({type(exc).__name__}: {exc}): {str(completion)[:_DETAIL_CHARS]}"
+            return self._failure(GenerationErrorCode.MALFORMED_RESPONSE, detail, started)
 
-    def _post(self, body: bytes) -> dict[str, Any]:
-        req = urllib.request.Request(self.url, data=body, headers={"Content-Type": "application/json"})
-        with urllib.request.urlopen(req, timeout=self.options.timeout_s) as response:
-            return json.loads(response.read())
+    def _request(self, request: PolicyRequest) -> tuple[dict[str, Any], NameMap | None]:
+        kwargs = {"model": self.model, **_sampling(self.options)}
+        messages = to_openai(request.messages)
+        if self.options.tool_format == "text":
+            return {**kwargs, "messages": messages, "stop": [STOP]}, None
+        past = [call[1] for call in map(_split_call, messages) if call is not None]
+        names = NameMap(["computer_use", *(t.qualified_name for t in request.tools), *past])
+        return {
+            **kwargs,
+            "messages": _replay_calls(messages, names),
+            "tools": [_wire_function(f, names) for f in _functions(request.tools)],
+            "tool_choice": "auto",
+        }, names
 
-    def _generation(self, answer: dict[str, Any], names: NameMap | None, latency: float) -> Generation:
-        choice = answer["choices"][0]
-        message = choice["message"]
-        text = message.get("content") or ""
-        if names is None:
-            if choice.get("finish_reason") == "stop" and "<tool_call>" in text and STOP not in text:
-                text += STOP
-        else:
-            text += "".join(_call_text(call, names) for call in message.get("tool_calls") or [])
-        usage = answer.get("usage") or {}
-        return Generation(text, usage.get("prompt_tokens"), usage.get("completion_tokens"), latency)
+    def _describe(self, exc: Exception) -> tuple[GenerationErrorCode, str]:
+        sdk = self._sdk
+        if isinstance(exc, sdk.APIStatusError):
+            detail = f"HTTP {exc.status_code}: {exc.message}"[:_DETAIL_CHARS]
+            if exc.status_code in (401, 403):
+                state = "is set" if self._key_set else "is not set, so a placeholder key was sent"
+                return GenerationErrorCode.AUTH, (
+                    f"{detail} — the server refused the API key: {self.options.api_key_env} {state}; "
+                    "export the server's key under that name (or pick another with --api-key-env)."
+                )
+            if exc.status_code in (400, 413) and _CONTEXT_LENGTH.search(f"{exc.code} {exc.message}"):
+                return GenerationErrorCode.CONTEXT_LENGTH, detail
+            return GenerationErrorCode.HTTP, detail
+        if isinstance(exc, sdk.APIConnectionError):  # timeouts too
+            cause = exc.__cause__
+            why = f" ({type(cause).__name__}: {cause})" if cause else ""
+            return GenerationErrorCode.TRANSPORT, f"{type(exc).__name__}: {exc}{why}"
+        return GenerationErrorCode.MALFORMED_RESPONSE, f"{type(exc).__name__}: {exc}"[:_DETAIL_CHARS]
+
+    def _failure(self, code: GenerationErrorCode, detail: str, started: float) -> Generation:
+        latency = time.perf_counter() - started
+        return Generation(text="", latency_s=latency, error=f"{self.url}: {detail}", error_code=code)
+
+
+def _sampling(options: PolicyOptions) -> dict[str, Any]:
+    """The sampling fields of a request; vLLM/SGLang-only fields travel in ``extra_body``."""
+    kwargs: dict[str, Any] = {"temperature": options.temperature, "max_tokens": options.max_tokens}
+    if options.top_p is not None:
+        kwargs["top_p"] = options.top_p
+    if options.seed is not None:
+        kwargs["seed"] = options.seed
+    extra = dict(options.extra_body)
+    if options.repetition_penalty is not None:
+        extra["repetition_penalty"] = options.repetition_penalty
+    if extra:
+        kwargs["extra_body"] = extra
+    return kwargs
+
+
+def _generation(completion: Any, names: NameMap | None, latency: float) -> Generation:
+    """The :class:`Generation` of a completion; token counts are ``None`` (estimated) without ``usage``."""
+    choice = completion.choices[0]
+    message = choice.message
+    text = message.content or ""
+    if names is None:
+        if choice.finish_reason == "stop" and "<tool_call>" in text and STOP not in text:
+            text += STOP
+    else:
+        text = _map_content_calls(text, names)
+    for call in message.tool_calls or []:
+        function = getattr(call, "function", None)  # custom (non-function) tool calls have none
+        if function is not None:
+            name = names.original(function.name) if names else function.name
+            text += "\n" + _call_block(name, _arguments(function.arguments))
+    reasoning = getattr(message, "reasoning_content", None) or getattr(message, "reasoning", None)
+    usage = completion.usage
+    return Generation(
+        text=text,
+        input_tokens=usage.prompt_tokens if usage else None,
+        output_tokens=usage.completion_tokens if usage else None,
+        latency_s=latency,
+        tokens_estimated=usage is None,
+        finish_reason=choice.finish_reason,
+        reasoning=reasoning if isinstance(reasoning, str) else None,
+    )
 
 
 def _functions(tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
@@ -147,17 +265,90 @@ def _functions(tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
 
 def _wire_function(function: dict[str, Any], names: NameMap) -> dict[str, Any]:
     inner = dict(function["function"])
-    inner["name"] = names.to_wire[inner["name"]]
+    inner["name"] = names.wire(inner["name"])
     return {"type": "function", "function": inner}
 
 
-def _call_text(call: dict[str, Any], names: NameMap) -> str:
-    function = call.get("function") or {}
-    arguments = function.get("arguments", "{}")
-    with contextlib.suppress(json.JSONDecodeError):  # else the parser reports the string as invalid JSON
-        arguments = json.loads(arguments) if isinstance(arguments, str) else arguments
-    body = json.dumps({"name": names.original(function.get("name", "")), "arguments": arguments})
-    return f"\n<tool_call>\n{body}\n</tool_call>"
+def _arguments(raw: Any) -> Any:
+    """Decoded call arguments; a string that is not JSON stays a string for the parser to report."""
+    if not isinstance(raw, str):
+        return raw
+    try:
+        return json.loads(raw)
+    except json.JSONDecodeError:
+        return raw
+
+
+def _call_block(name: str, arguments: Any) -> str:
+    body = json.dumps({"name": name, "arguments": arguments}, ensure_ascii=False)
+    return f"<tool_call>\n{body}\n</tool_call>"
+
+
+def _split_call(message: Message) -> tuple[str, str, dict[str, Any]] | None:
+    """``(text before, name, arguments)`` of a past assistant turn's ``<tool_call>``, else ``None``."""
+    content = message["content"]
+    if message["role"] != "assistant" or not isinstance(content, str):
+        return None
+    match = _CALL.search(content)
+    if match is None or not match.group(2):
+        return None
+    try:
+        call = json.loads(match.group(1))
+    except json.JSONDecodeError:
+        return None
+    if not isinstance(call, dict) or not isinstance(call.get("name"), str):
+        return None
+    arguments = call.get("arguments", {})
+    return content[: match.start()].rstrip(), call["name"], arguments if isinstance(arguments, dict) else {}
+
+
+def _replay_calls(messages: list[Message], names: NameMap) -> list[Message]:
+    """Function-calling history: past calls as ``tool_calls`` + ``tool`` results, under wire names."""
+    out: list[Message] = []
+    pending: str | None = None  # the id of the call whose result opens the next user turn
+    for message in messages:
+        if pending is not None and message["role"] == "user":
+            result, rest = _take_result(message["content"])
+            out.append({"role": "tool", "tool_call_id": pending, "content": result})
+            if rest:
+                out.append({"role": "user", "content": rest})
+            pending = None
+            continue
+        split = _split_call(message)
+        if split is None:
+            out.append(message)
+            continue
+        head, name, arguments = split
+        pending = f"call_{len(out)}"
+        function = {"name": names.wire(name), "arguments": json.dumps(arguments, ensure_ascii=False)}
+        call = {"id": pending, "type": "function", "function": function}
+        out.append({"role": "assistant", "content": head or None, "tool_calls": [call]})
+    return out
+
+
+def _take_result(content: Any) -> tuple[str, Any]:
+    """Splits a user turn into its leading ``Tool result:`` text and the rest (the screenshot ...)."""
+    if isinstance(content, list) and content:
+        first = content[0]
+        if first.get("type") == "text" and first["text"].startswith(_RESULT_PREFIX):
+            return first["text"], content[1:]
+    return NO_RESULT, content
+
+
+def _map_content_calls(text: str, names: NameMap) -> str:
+    """Renames wire names in ``<tool_call>`` blocks a server without a tool parser left in the text."""
+
+    def rename(match: re.Match[str]) -> str:
+        try:
+            call = json.loads(match.group(1))
+        except json.JSONDecodeError:
+            return match.group(0)  # the parser reports it
+        if not isinstance(call, dict) or call.get("name") not in names.from_wire:
+            return match.group(0)
+        call["name"] = names.original(call["name"])
+        return f"<tool_call>\n{json.dumps(call, ensure_ascii=False)}\n{match.group(2)}"
+
+    return _CALL.sub(rename, text)
 
 
 @register_policy("openai")
