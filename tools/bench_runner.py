@@ -1,10 +1,19 @@
-"""Runner benchmark: overhead per step (excluding model and env time) and the bundled suite on 1, 2, 4 envs.
+"""Runner benchmark: per-episode scheduling against lockstep, and the runner's own cost per step.
 
-    uv run python tools/bench_runner.py [--runs 4] [--envs 1 2 4] [--out runs/bench]
+    uv run python tools/bench_runner.py [--runs 4] [--envs 4] [--out runs/bench]
 
-Uses the scripted policy (no model) on the embedded desktop. The runner's own time per
-step is what it spends building the context, retrieving tools, parsing and writing the
-record (PNG encoding runs on a background thread and is not in it); it comes from the
+Runs the bundled suite (its episodes take 2 to 9 steps: mixed lengths) with the
+scripted policy (no model) on ``--envs`` embedded desktops, once per schedule, in one
+process one after the other:
+
+* ``lockstep``: every policy call waits until each env at work has asked (the loop the
+  runner had before the shared agent loop: the slowest env of a round sets its pace,
+  and a finished env waits for the round to end before it resets);
+* ``per_episode``: each env runs its own episode and starts its next task at once.
+
+It prints episodes per hour for both, and the ratio. The runner's own time per step is
+what it spends building the context, retrieving tools, parsing and writing the record
+(PNG encoding runs on a background thread and is not in it); it comes from the
 ``timings.runner_s`` of every recorded step.
 """
 
@@ -18,36 +27,51 @@ from pathlib import Path
 import numpy as np
 from hybrid_agent.policies import make_policy
 from hybrid_agent.recorder import iter_episodes
-from hybrid_agent.runner import RunConfig, Runner
+from hybrid_agent.runner import SCHEDULES, RunConfig, Runner
 from hybrid_agent.suite import load_suite
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=4)
-    parser.add_argument("--envs", type=int, nargs="+", default=[1, 2, 4])
+    parser.add_argument("--runs", type=int, default=4, help="runs of each bundled task per schedule")
+    parser.add_argument("--envs", type=int, default=4)
+    parser.add_argument("--schedules", nargs="+", default=["lockstep", "per_episode"], choices=SCHEDULES)
     parser.add_argument("--out", default="runs/bench")
     args = parser.parse_args()
     tasks = load_suite("bundled")
     rows, overhead = [], []
-    for envs in args.envs:
-        out = Path(args.out) / f"envs{envs}"
+    for schedule in args.schedules:
+        out = Path(args.out) / schedule
         shutil.rmtree(out, ignore_errors=True)
-        config = RunConfig(policy="scripted:tools", runs=args.runs, envs=envs, context="win4")
+        config = RunConfig(policy="scripted:tools", runs=args.runs, envs=args.envs, schedule=schedule)
         started = time.perf_counter()
         result = Runner(config, make_policy("scripted:tools"), out, progress=False).evaluate(tasks)
         wall = time.perf_counter() - started
         records = list(iter_episodes(out))
-        steps = [s for r in records for s in r.steps]
-        overhead += [s["timings"]["runner_s"] * 1000 for s in steps if "runner_s" in s.get("timings", {})]
+        lengths = [len(r.steps) for r in records]
+        overhead += [
+            s["timings"]["runner_s"] * 1000 for r in records for s in r.steps if "runner_s" in s["timings"]
+        ]
         scores = [r.end["score"] for r in records if r.end.get("score") is not None]
-        rows.append((envs, result.finished, result.errors, len(steps), wall, result.finished / wall * 60,
-                     float(np.mean(scores)) if scores else float("nan")))  # fmt: skip
-    print(f"# bench_runner: bundled suite x {args.runs} runs, scripted:tools, win4, {len(overhead)} steps")
-    print("| envs | episodes | errors | steps | wall s | episodes/min | mean score |")
-    print("|---:|---:|---:|---:|---:|---:|---:|")
-    for envs, eps, errors, n_steps, wall, per_min, score in rows:
-        print(f"| {envs} | {eps} | {errors} | {n_steps} | {wall:.1f} | {per_min:.1f} | {score:.2f} |")
+        mean_score = float(np.mean(scores)) if scores else float("nan")
+        per_hour = result.finished / wall * 3600
+        rows.append((schedule, result.finished, result.errors, min(lengths), max(lengths), sum(lengths), wall,
+                     per_hour, mean_score))  # fmt: skip
+    base = next((row[7] for row in rows if row[0] == "lockstep"), None)
+    print(
+        f"# bench_runner: bundled suite ({len(tasks)} tasks) x {args.runs} runs, scripted:tools, win4, "
+        f"{args.envs} envs, one run per schedule"
+    )
+    print(
+        "| schedule | episodes | errors | steps/episode | steps | wall s | episodes/h | vs lockstep | score |"
+    )
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for schedule, eps, errors, lo, hi, n_steps, wall, per_hour, score in rows:
+        ratio = f"{per_hour / base:.2f}x" if base else "-"
+        print(
+            f"| {schedule} | {eps} | {errors} | {lo}-{hi} | {n_steps} | {wall:.1f} | {per_hour:.0f} "
+            f"| {ratio} | {score:.2f} |"
+        )
     o = np.array(overhead)
     print(
         f"runner overhead per step (excl. model and env): mean {o.mean():.2f} ms, "

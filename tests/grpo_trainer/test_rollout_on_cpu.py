@@ -7,13 +7,12 @@ from grpo_trainer.rollout import RolloutConfig, collect_group, rebuild_messages
 from grpo_trainer.tiny import TinyPolicy
 from grpo_trainer.toy_menu import MENU
 from grpo_trainer.vector import make_group_env
-from hybrid_agent.context import ContextConfig
-from hybrid_agent.presets import retention_from_name
+from hybrid_agent.agent_loop import AgentConfig
 
 
-def _group(options=None, context=None, seed=0):
+def _group(options=None, agent=None, seed=0):
     venv = make_group_env(lambda: gym.make("grpo_trainer:ToolOrGui-v0"), 4)
-    config = RolloutConfig(group_size=4, context=context or ContextConfig())
+    config = RolloutConfig(group_size=4, agent=agent or AgentConfig())
     policy = TinyPolicy(MENU, seed=seed, context_bytes=100_000)  # sees the whole prompt
     episodes = collect_group(
         venv, policy, "toy", 7, 0, config, torch.Generator().manual_seed(seed), 0, options
@@ -23,8 +22,7 @@ def _group(options=None, context=None, seed=0):
 
 def test_training_rebuilds_every_prompt_token_for_token():
     # drop-on-success replaces frames after executed tool calls: the stored plan must be replayed.
-    context = ContextConfig(retention=retention_from_name("win2+drop"))
-    policy, config, episodes = _group(context=context)
+    policy, config, episodes = _group(agent=AgentConfig(context="win2+drop"))
     samples = [(e, s) for e in episodes for s in e.samples]
     assert len(samples) > 8 and any(s.past > 1 for _, s in samples)
     for episode, sample in samples:

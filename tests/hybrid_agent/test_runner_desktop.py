@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from hybrid_agent.policies import make_policy
 from hybrid_agent.recorder import iter_episodes
+from hybrid_agent.agent_loop import AgentConfig
 from hybrid_agent.runner import RunConfig, Runner
 from hybrid_agent.suite import load_suite
 from osworld_mcp_env.tasks import BUNDLED_DIR
@@ -30,7 +31,7 @@ pytestmark = [
 
 def test_tool_route_and_gui_route_on_two_desktops_in_parallel(tmp_path):
     tasks = [t for t in load_suite("bundled") if t.task_id in ("calc-sum-column", "os-create-file")]
-    config = RunConfig(policy="scripted:tools", envs=2, runs=1, context="win2+drop")
+    config = RunConfig(policy="scripted:tools", envs=2, runs=1, agent=AgentConfig(context="win2+drop"))
     result = Runner(config, make_policy("scripted:tools"), tmp_path, progress=False).evaluate(tasks)
     assert (result.finished, result.errors) == (2, 0)
     records = {r.task_id: r for r in iter_episodes(tmp_path)}

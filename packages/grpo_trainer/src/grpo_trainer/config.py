@@ -1,7 +1,7 @@
 """The run configuration: one dataclass per component, Table 6 defaults, TOML/YAML in and out.
 
-A config file has one table per section (``[rollout]``, ``[reward]``, ``[advantage]``,
-``[optim]``, ``[engine]``, ``[probe]``, ``[curation]``) plus top-level ``policy``,
+A config file has one table per section (``[agent]``, ``[rollout]``, ``[reward]``,
+``[advantage]``, ``[optim]``, ``[engine]``, ``[probe]``, ``[curation]``) plus top-level ``policy``,
 ``env_id``, ``tasks``;
 unknown keys raise with the closest known name.
 """
@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hybrid_agent.agent_loop import AgentConfig
+
 from grpo_trainer.advantage import AdvantageConfig
 from grpo_trainer.curation import CurationConfig
 from grpo_trainer.errors import ConfigError, unknown_name_message
@@ -23,7 +25,10 @@ from grpo_trainer.rewards import RewardConfig
 
 @dataclass(frozen=True)
 class RolloutSettings:
-    """Rollout settings: G, sampling, context policy, tasks per step, where the group's envs run.
+    """Rollout settings: G, sampling, tasks per step, where the group's envs run.
+
+    What the model is shown (context policy, BM25 top-k, coordinates) is the ``[agent]``
+    section, evaluation's :class:`~hybrid_agent.agent_loop.AgentConfig`.
 
     ``executor`` names a kind of :func:`grpo_trainer.vector.make_group_env`: ``sync`` (this
     process), ``async`` (a subprocess per env) or ``ray`` (a Ray actor per env, any node).
@@ -32,8 +37,6 @@ class RolloutSettings:
     group_size: int = 8
     temperature: float = 1.0
     tasks_per_step: int = 4
-    context: str = "win4"
-    coordinates: str = "relative_grid"
     executor: str = "sync"
 
     def __post_init__(self) -> None:
@@ -83,6 +86,7 @@ class EngineSettings:
     max_staleness: int = 2
     queue_size: int = 1
     micro_batch_size: int = 0  # samples per forward/backward within an update; 0: the whole batch
+    replay_check: bool = False  # rebuild every trained sample's context and compare with the stored ids
 
     def __post_init__(self) -> None:
         if self.backend not in ("torch", "deepspeed"):
@@ -101,6 +105,7 @@ class EngineSettings:
 
 
 _SECTIONS = {
+    "agent": AgentConfig,
     "rollout": RolloutSettings,
     "reward": RewardConfig,
     "advantage": AdvantageConfig,
@@ -120,12 +125,14 @@ class GRPOConfig:
         env_id: The Gymnasium id rollouts run on.
         env_kwargs: Extra ``gym.make`` keyword arguments.
         tasks: Task ids or configs, cycled in order.
+        agent: What the model is shown and how its reply is read (``hybrid-agent eval``'s flags).
     """
 
     policy: str = "tiny"
     env_id: str = "grpo_trainer:ToolOrGui-v0"
     env_kwargs: dict[str, Any] = field(default_factory=dict)
     tasks: tuple[str, ...] = ("toy",)
+    agent: AgentConfig = field(default_factory=AgentConfig)
     rollout: RolloutSettings = field(default_factory=RolloutSettings)
     reward: RewardConfig = field(default_factory=RewardConfig)
     advantage: AdvantageConfig = field(default_factory=AdvantageConfig)
@@ -196,7 +203,8 @@ def to_toml(config: GRPOConfig) -> str:
     for key, value in data.items():
         if isinstance(value, dict) and key != "env_kwargs":
             lines.append(f"\n[{key}]")
-            lines.extend(f"{k} = {_toml_value(v)}" for k, v in value.items())
+            # TOML has no null: a key left unset (None) is left out, which reads back as its default.
+            lines.extend(f"{k} = {_toml_value(v)}" for k, v in value.items() if v is not None)
     return "\n".join(lines) + "\n"
 
 

@@ -1,8 +1,10 @@
 """The training loop: rollouts -> advantages -> several clipped-surrogate updates; exact checkpoints.
 
 One training step rolls out ``tasks_per_step`` groups on every rank, scores them,
-rebuilds every kept sample's prompt from the episode record (and checks it against
-the ids the policy saw), then runs ``updates_per_batch`` updates on the whole batch,
+takes every kept sample's stored prompt (the ids and multimodal inputs the policy saw
+at rollout time: nothing is re-rendered; ``engine.replay_check`` rebuilds each
+context from the episode record and checks it against them, for debugging), then
+runs ``updates_per_batch`` updates on the whole batch,
 each over micro-batches of ``engine.micro_batch_size`` samples. What differs between
 plain torch and DeepSpeed ZeRO (gathering weights for generation, backward, step,
 checkpoint files) is a :class:`~grpo_trainer.backend.Backend`; the loop is this one.
@@ -33,14 +35,12 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 import torch
-from hybrid_agent.coords import CoordinateConfig, CoordinatePolicy
-from hybrid_agent.runner import RunConfig
 
 from grpo_trainer.advantage import GroupAdvantages, group_advantages
 from grpo_trainer.async_rollout import RolloutWorker, oldest_version, split_stale
 from grpo_trainer.backend import Backend, make_backend
 from grpo_trainer.config import GRPOConfig
-from grpo_trainer.episode import Episode
+from grpo_trainer.episode import Episode, StepSample
 from grpo_trainer.errors import CheckpointError, GRPOError
 from grpo_trainer.loss import policy_loss
 from grpo_trainer.metrics import MetricsSink
@@ -56,13 +56,11 @@ class ReplayMismatch(GRPOError):
 
 
 def rollout_config(config: GRPOConfig) -> RolloutConfig:
-    """The rollout settings of a run (context built as the evaluation runner builds it)."""
-    context = RunConfig(policy="-", context=config.rollout.context).context_config()
+    """The rollout settings of a run (its ``[agent]`` section is evaluation's :class:`AgentConfig`)."""
     return RolloutConfig(
         group_size=config.rollout.group_size,
         temperature=config.rollout.temperature,
-        context=context,
-        coordinates=CoordinateConfig(policy=CoordinatePolicy(config.rollout.coordinates)),
+        agent=config.agent,
     )
 
 
@@ -170,27 +168,31 @@ class Trainer:
             self.rollout_policy.publish(self.version, self.policy.module.state_dict())
 
     def _batch(self, scored: list[GroupAdvantages]) -> dict[str, Any] | None:
-        """The kept samples as lists (prompt ids, response ids, old log-probs, advantage)."""
+        """The kept samples as lists (stored prompt ids, response ids, old log-probs, advantage)."""
         prompts, responses, old, advantages = [], [], [], []
         for group in scored:
             if not group.kept:
                 continue
             for episode, per_step in zip(group.episodes, group.advantages, strict=True):
                 for sample, advantage in zip(episode.samples, per_step, strict=True):
-                    messages = rebuild_messages(episode, sample, self.rollout_config.context)
-                    ids = self.policy.encode(messages)
-                    if ids != sample.prompt_ids:
-                        raise ReplayMismatch(
-                            f"Step {sample.index} of {episode.task_id}#{episode.member}: the rebuilt "
-                            "context differs from the one the policy saw."
-                        )
-                    prompts.append(ids)
+                    if self.config.engine.replay_check:
+                        self._replay(episode, sample)
+                    prompts.append(sample.prompt_ids)
                     responses.append(sample.response_ids)
                     old.append(sample.old_logprobs)
                     advantages.append(float(advantage))
         if not prompts:
             return None
         return {"prompts": prompts, "responses": responses, "old": old, "advantages": advantages}
+
+    def _replay(self, episode: Episode, sample: StepSample) -> None:
+        """Rebuilds ``sample``'s context from the record; raises unless it encodes to the stored ids."""
+        ids = self.policy.encode(rebuild_messages(episode, sample, self.rollout_config.context))
+        if list(ids) != list(sample.prompt_ids):
+            raise ReplayMismatch(
+                f"Step {sample.index} of {episode.task_id}#{episode.member}: the rebuilt "
+                "context differs from the one the policy saw."
+            )
 
     def _micro_batches(self, batch: dict[str, Any]) -> list[dict[str, Any]]:
         """Slices of ``micro_batch_size`` samples as padded tensors (all of them when it is 0)."""
@@ -310,8 +312,7 @@ class Trainer:
                 settings,
                 out,
                 make_env,
-                context=config.rollout.context,
-                coordinates=config.rollout.coordinates,
+                agent=config.agent,
                 rank=self.backend.rank,
                 world_size=self.backend.world_size,
             )

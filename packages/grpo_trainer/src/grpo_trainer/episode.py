@@ -1,11 +1,12 @@
 """What a rollout keeps: one :class:`StepSample` per model call, one :class:`Episode` per rollout.
 
-A step sample holds everything training needs to rebuild, token for token, the
-context the policy saw: the finished :class:`~hybrid_agent.trajectory.Step`
-objects before it live on the episode, and the sample keeps the current
-observation, the tools shown and the retention plan that built its context.
-It also keeps the response token ids and their rollout-time log-probabilities
-(the old policy of the clipped ratio and the KL anchor).
+A step sample keeps the prompt the policy saw as the policy encoded it (token ids,
+with the multimodal inputs they carry): training runs on those, never on a
+re-rendered context. It also keeps the response token ids and their rollout-time
+log-probabilities (the old policy of the clipped ratio and the KL anchor), and
+what rebuilding the context needs for the replay check: the finished
+:class:`~hybrid_agent.trajectory.Step` objects before it live on the episode, and
+the sample keeps the current observation, the tools shown and the retention plan.
 """
 
 from __future__ import annotations
@@ -28,7 +29,8 @@ class StepSample:
         tools: The MCP tools shown at t.
         plan: The retention decisions that built C_t (``RetentionPlan.to_dicts()``).
         past: How many finished steps of the episode preceded t (parse errors are not steps).
-        prompt_ids: The prompt token ids the policy saw (kept to check the rebuild).
+        prompt_ids: The prompt token ids the policy saw, as its ``encode`` returned them (a
+            ``list[int]`` subclass may carry the pixels): what training scores the response after.
         response_ids: The generated token ids.
         old_logprobs: Log-probabilities of ``response_ids`` under the rollout-time policy.
         text: The decoded response.
@@ -37,6 +39,7 @@ class StepSample:
         read_only: The called tool declares ``readOnlyHint`` (``None``: unknown or a GUI action).
         policy_version: The version of the weights that generated it: how many update phases
             (training steps that changed the weights) they had been through.
+        finish_reason: Why generation stopped; ``length``: cut off, nothing was executed.
     """
 
     index: int
@@ -52,6 +55,7 @@ class StepSample:
     exec_ok: bool
     read_only: bool | None = None
     policy_version: int = 0
+    finish_reason: str | None = None
 
     @property
     def is_mcp(self) -> bool:

@@ -23,7 +23,7 @@ from typing import Any
 
 import torch
 from hybrid_agent.messages import Message, images_of
-from hybrid_agent.policies.base import PolicyOptions
+from hybrid_agent.policies.base import FinishReason, PolicyOptions
 from hybrid_agent.policies.hf import STOP, HFPolicy
 
 from grpo_trainer.policy import Sampled
@@ -134,25 +134,29 @@ class HFTrainablePolicy:
         logps = self._logps(torch.stack(out.logits, dim=1), temperature)
         results = []
         for row in range(len(prompts)):
-            ids = self._until_end(out.sequences[row, start:].tolist())
+            ids, ended = self._until_end(out.sequences[row, start:].tolist())
             picked = logps[row, torch.arange(len(ids)), torch.tensor(ids, dtype=torch.long)]
             text = self.processor.tokenizer.decode(ids, skip_special_tokens=True)
             if STOP in text:
                 text = text[: text.index(STOP) + len(STOP)]
-            results.append(Sampled(ids, picked.tolist(), text))
+            reason = FinishReason.STOP if ended else FinishReason.LENGTH
+            results.append(Sampled(ids, picked.tolist(), text, reason))
         return results
 
-    def _until_end(self, ids: list[int]) -> list[int]:
-        """The generated ids through the end-of-turn token or the token that completed ``</tool_call>``."""
+    def _until_end(self, ids: list[int]) -> tuple[list[int], bool]:
+        """The generated ids through the end of turn or the token completing ``</tool_call>``; ended?
+
+        The flag is ``False`` when neither came: ``max_new_tokens`` cut the response off.
+        """
         for i, token in enumerate(ids):
             if token in self.end_ids:
-                return ids[: i + 1]
+                return ids[: i + 1], True
         tokenizer = self.processor.tokenizer
         if STOP in tokenizer.decode(ids):
             for i in range(len(ids)):
                 if STOP in tokenizer.decode(ids[: i + 1]):
-                    return ids[: i + 1]
-        return ids
+                    return ids[: i + 1], True
+        return ids, False
 
     def _logps(self, logits: torch.Tensor, temperature: float) -> torch.Tensor:
         """``log_softmax(logits / T)`` in fp32 over the vocabulary without the vision placeholders."""

@@ -1,30 +1,38 @@
 """What the trainer needs from a trainable policy: encode a context, sample, score responses.
 
-The rollout stores the prompt ids :meth:`TrainablePolicy.encode` gave and the response
-ids and log-probabilities :meth:`TrainablePolicy.sample` gave; training rebuilds the
-messages from the episode record, encodes them again and asks
-:meth:`TrainablePolicy.logprobs` for differentiable log-probabilities of the same
-response ids. Rollouts sample through a :class:`VersionedPolicy`, which says which
-weights each model call used.
+The rollout stores the prompt ids :meth:`TrainablePolicy.encode` gave (with the
+multimodal inputs they carry) and the response ids and log-probabilities
+:meth:`TrainablePolicy.sample` gave; training asks :meth:`TrainablePolicy.logprobs`
+for differentiable log-probabilities of the same response ids after the same stored
+prompt. Rollouts sample through a :class:`VersionedPolicy`, which says which weights
+each model call used, and reach ``hybrid_agent``'s agent loop through
+:class:`AgentPolicy`, the one adapter rollouts and probes share.
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from hybrid_agent.messages import Message
+from hybrid_agent.policies.base import FinishReason, Generation, PolicyRequest, TokenTrace
 
 
 @dataclass(frozen=True)
 class Sampled:
-    """One generated response: its token ids, their log-probabilities, and the text."""
+    """One generated response: its token ids, their log-probabilities, the text, and why it stopped.
+
+    ``finish_reason`` is ``length`` when the response ran out of new tokens before its end:
+    the agent loop then executes nothing for it.
+    """
 
     ids: list[int]
     logprobs: list[float]
     text: str
+    finish_reason: str = FinishReason.STOP
 
 
 @runtime_checkable
@@ -103,3 +111,40 @@ class VersionedPolicy:
             if weights is not None:
                 self.policy.module.load_state_dict(weights)
             self._version = version
+
+
+class AgentPolicy:
+    """A trainable policy behind ``hybrid_agent``'s :class:`~hybrid_agent.policies.base.Policy` interface.
+
+    Rollouts and probes take their turns through :class:`hybrid_agent.agent_loop.AgentLoop`
+    with this adapter: the prompt is :meth:`TrainablePolicy.encode` of the loop's context,
+    token counts are the policy's own, and each :class:`Generation` carries the
+    :class:`~hybrid_agent.policies.base.TokenTrace` a training sample keeps.
+    """
+
+    def __init__(
+        self, policy: VersionedPolicy | TrainablePolicy, name: str, temperature: float, generator: Any
+    ) -> None:
+        """Wraps ``policy`` (a plain one is version 0); samples at ``temperature`` from ``generator``."""
+        self.policy = policy if isinstance(policy, VersionedPolicy) else VersionedPolicy(policy)
+        self.name = name
+        self.temperature = temperature
+        self.generator = generator
+
+    def generate(self, requests: Sequence[PolicyRequest]) -> list[Generation]:
+        """One batched sample for every request, in order."""
+        started = time.perf_counter()
+        prompts = [self.policy.encode(request.messages) for request in requests]
+        sampled, version = self.policy.sample(prompts, self.temperature, self.generator)
+        latency = (time.perf_counter() - started) / max(len(requests), 1)
+        return [
+            Generation(
+                s.text,
+                input_tokens=len(p),
+                output_tokens=len(s.ids),
+                latency_s=latency,
+                finish_reason=s.finish_reason,
+                trace=TokenTrace(p, s.ids, s.logprobs, version),
+            )
+            for p, s in zip(prompts, sampled, strict=True)
+        ]

@@ -15,7 +15,6 @@ Under several ranks each rank probes its share of the tasks (task ``i`` on rank
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,13 +23,13 @@ from typing import Any
 import gymnasium as gym
 import torch
 from hybrid_agent import metrics
-from hybrid_agent.policies.base import Generation, PolicyRequest
+from hybrid_agent.agent_loop import AgentConfig
 from hybrid_agent.recorder import iter_episodes
 from hybrid_agent.runner import RunConfig, Runner
 from hybrid_agent.suite import SuiteTask, load_suite
 
 from grpo_trainer.errors import ConfigError
-from grpo_trainer.policy import TrainablePolicy
+from grpo_trainer.policy import AgentPolicy, TrainablePolicy
 
 
 @dataclass(frozen=True)
@@ -65,32 +64,6 @@ class ProbeSettings:
             )
 
 
-class PolicyUnderTraining:
-    """A :class:`TrainablePolicy` behind ``hybrid_agent``'s policy interface (``generate``).
-
-    The prompt is what :meth:`TrainablePolicy.encode` makes of the runner's context,
-    as in rollouts; token counts are the policy's own, never estimates.
-    """
-
-    def __init__(self, policy: TrainablePolicy, name: str, temperature: float = 0.0, seed: int = 0) -> None:
-        """Wraps ``policy``; ``name`` labels the probe's run (e.g. ``grpo-step-40``)."""
-        self.policy = policy
-        self.name = name
-        self.temperature = temperature
-        self._generator = torch.Generator().manual_seed(seed)
-
-    def generate(self, requests: Sequence[PolicyRequest]) -> list[Generation]:
-        """One batched sample for every request, in order."""
-        started = time.monotonic()
-        prompts = [self.policy.encode(request.messages) for request in requests]
-        sampled = self.policy.sample(prompts, self.temperature, self._generator)
-        latency = (time.monotonic() - started) / max(len(requests), 1)
-        return [
-            Generation(s.text, input_tokens=len(p), output_tokens=len(s.ids), latency_s=latency)
-            for p, s in zip(prompts, sampled, strict=True)
-        ]
-
-
 def probe_tasks(settings: ProbeSettings) -> list[SuiteTask]:
     """The held-out tasks: ``settings.tasks`` when given, else ``settings.suite`` resolved."""
     if settings.tasks:
@@ -110,8 +83,7 @@ def run_probe(
     out_dir: str | Path,
     env_factory: Callable[[], gym.Env],
     *,
-    context: str = "win4",
-    coordinates: str = "relative_grid",
+    agent: AgentConfig | None = None,
     rank: int = 0,
     world_size: int = 1,
     tasks: Sequence[SuiteTask] | None = None,
@@ -124,8 +96,7 @@ def run_probe(
         settings: What to probe and how.
         out_dir: Probes go to ``out_dir/step_<step>/rank<rank>``.
         env_factory: Builds one env (the trainer's ``env_id`` and kwargs, max steps set).
-        context: The context policy, as in rollouts.
-        coordinates: The coordinate space, as in rollouts.
+        agent: What the model is shown and how its reply is read: the rollouts' settings.
         rank: This rank.
         world_size: Ranks probing together.
         tasks: The held-out tasks (default: :func:`probe_tasks`).
@@ -135,13 +106,13 @@ def run_probe(
     config = RunConfig(
         policy=f"grpo-step-{step}",
         suite=settings.suite,
-        context=context,
+        agent=agent or AgentConfig(),
         max_steps=settings.max_steps,
         envs=settings.envs,
-        coordinates=coordinates,
         save_screenshots=False,
     )
-    adapter = PolicyUnderTraining(policy, config.policy, settings.temperature, settings.seed)
+    generator = torch.Generator().manual_seed(settings.seed)
+    adapter = AgentPolicy(policy, config.policy, settings.temperature, generator)
     module = policy.module
     was_training = module.training
     module.eval()

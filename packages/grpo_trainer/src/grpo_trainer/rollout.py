@@ -1,12 +1,14 @@
 """G rollouts of one task over a group vector env, recording every model call as a sample.
 
-Per step, for each env still running: the context is built by ``hybrid_agent``'s
-builder (the same code the evaluation runner uses), encoded by the policy, and the
-sampled response is parsed with ``hybrid_agent``'s parser. A response that does not
-parse is a sample too (the env gets a refused empty action, the parser's message is
-the next tool result, and it does not enter the context's past steps), exactly as
-in evaluation. :func:`rebuild_messages` replays the stored retention plan, so
-training sees the context the policy saw.
+Each turn is ``hybrid_agent``'s :class:`~hybrid_agent.agent_loop.AgentLoop`, the
+turn evaluation takes: the same tools shown (BM25 top-k), the same context, the
+same reading of the reply (a cut-off reply or a call inside unfinished reasoning
+executes nothing), the same coordinates. What rollouts add is the vector env (the
+loop's ``observe``/``decide`` for every live member, one ``venv.step``, then
+``advance``) and the sample: the prompt ids and multimodal inputs the policy saw,
+the response ids and their log-probabilities, stored as the truth training uses.
+:func:`rebuild_messages` replays the stored retention plan; the trainer's replay
+check (``engine.replay_check``) compares it with the stored ids.
 """
 
 from __future__ import annotations
@@ -16,20 +18,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import gymnasium as gym
+from hybrid_agent.agent_loop import NO_OP_ACTION, AgentConfig, AgentEpisode, AgentLoop
 from hybrid_agent.context import ContextConfig, build_context
-from hybrid_agent.coords import CoordinateConfig, call_to_screen
-from hybrid_agent.evidence import evidence_from_info
 from hybrid_agent.messages import Message
-from hybrid_agent.parse import ParseError, parse_response
 from hybrid_agent.retention import RetentionPlan
-from hybrid_agent.toolset import tools_from_env
-from hybrid_agent.trajectory import Frame, Observation, Step
 
 from grpo_trainer.episode import Episode, StepSample
-from grpo_trainer.policy import TrainablePolicy, VersionedPolicy
+from grpo_trainer.errors import GRPOError
+from grpo_trainer.policy import AgentPolicy, TrainablePolicy, VersionedPolicy
 from grpo_trainer.vector import held_info
-
-REFUSED_ACTION = ""  # what an unparsable output sends: refused by the env, counted as a step
 
 
 @dataclass(frozen=True)
@@ -39,14 +36,17 @@ class RolloutConfig:
     Attributes:
         group_size: G, rollouts per task from one start state.
         temperature: Sampling temperature of the rollout policy.
-        context: The context-builder settings (window, retention, prompt).
-        coordinates: How the model's GUI coordinates map to screen pixels.
+        agent: What the model is shown and how its reply is read (evaluation's type and defaults).
     """
 
     group_size: int = 8
     temperature: float = 1.0
-    context: ContextConfig = field(default_factory=ContextConfig)
-    coordinates: CoordinateConfig = field(default_factory=CoordinateConfig)
+    agent: AgentConfig = field(default_factory=AgentConfig)
+
+    @property
+    def context(self) -> ContextConfig:
+        """The context builder settings rollouts use (a trainable policy gets the tools in its prompt)."""
+        return self.agent.context_config()
 
 
 def _row(batch: dict[str, Any], i: int) -> dict[str, Any]:
@@ -106,70 +106,63 @@ def collect_group(
         G episodes; a crashed one has ``crash`` set and no score.
     """
     rollout = policy if isinstance(policy, VersionedPolicy) else VersionedPolicy(policy, policy_version)
+    agent = AgentPolicy(rollout, "rollout", config.temperature, generator)
+    loop = AgentLoop(config.agent, agent)
     n = venv.num_envs
     # One seed per member: Sync/AsyncVectorEnv take a list, the base class types only an int.
     seeds = [seed] * n
     obs, infos = venv.reset(seed=seeds, options={"task": task, **(reset_options or {})})  # type: ignore[arg-type]
-    first = [_row(obs, i) for i in range(n)]
     labels = dict((reset_options or {}).get("labels", {}))
-    episodes = [Episode(str(task), group, i, first[i]["instruction"], labels=labels) for i in range(n)]
-    state = [(first[i], _info_row(infos, i), "") for i in range(n)]
+    states = [AgentEpisode.start(str(task), i, _row(obs, i), _info_row(infos, i)) for i in range(n)]
+    episodes = [Episode(str(task), group, i, states[i].instruction, labels=labels) for i in range(n)]
+    for state, episode in zip(states, episodes, strict=True):
+        episode.steps = state.steps  # the loop appends each executed step; the episode keeps them
     active = [True] * n
     for i in range(n):
-        crash = held_info(state[i][1]).get("crash")
+        crash = held_info(states[i].info).get("crash")
         if crash:
             episodes[i].crash, active[i] = crash, False
     while any(active):
         live = [i for i in range(n) if active[i]]
-        pending = {}
+        turns = {i: loop.observe(states[i]) for i in live}
+        generations = dict(zip(live, agent.generate([turns[i].request for i in live]), strict=True))
+        decisions = {i: loop.decide(turns[i], generations[i]) for i in live}
+        actions = [NO_OP_ACTION] * n
         for i in live:
-            o, info, feedback = state[i]
-            tools = tuple(tools_from_env(held_info(info).get("tools") or []))
-            current = Observation(Frame.from_array(o["screenshot"]), feedback or o["tool_result"])
-            ctx = build_context(episodes[i].steps, current, episodes[i].instruction, tools, config.context)
-            pending[i] = (current, tools, ctx.plan.to_dicts(), rollout.encode(ctx.messages))
-        outputs, version = rollout.sample([pending[i][3] for i in live], config.temperature, generator)
-        actions = [REFUSED_ACTION] * n
-        parsed_by_env = {}
-        for i, out in zip(live, outputs, strict=True):
-            parsed = parse_response(out.text, pending[i][1])
-            parsed_by_env[i] = parsed
-            if not isinstance(parsed, ParseError):
-                height, width = state[i][0]["screenshot"].shape[:2]
-                sent = call_to_screen(parsed.call, (width, height), config.coordinates)
-                actions[i] = json.dumps({"name": sent.name, "arguments": sent.arguments})
+            action = decisions[i].action
+            if action is None:  # a trainable policy answers every request
+                raise GRPOError(f"The rollout policy gave no answer: {generations[i].error}")
+            actions[i] = json.dumps(action) if isinstance(action, dict) else action
         obs, _, _, _, infos = venv.step(tuple(actions))
-        for i, out in zip(live, outputs, strict=True):
+        for i in live:
             info = _info_row(infos, i)
             typed = held_info(info)
-            current, tools, plan, prompt_ids = pending[i]
-            parsed = parsed_by_env[i]
-            episode = episodes[i]
-            call = None if isinstance(parsed, ParseError) else parsed.call
-            evidence = evidence_from_info(call, info) if call is not None else None
-            exec_ok = call is not None and not typed.get("error") and (evidence is None or evidence.exec_ok)
+            ended = bool(typed.get("ended"))
+            # The group env holds the end in info; the loop reads it as env.step would give it.
+            result = (_row(obs, i), typed.get("score", 0.0), ended, False, info)
+            outcome = loop.advance(states[i], turns[i], decisions[i], result, {})
+            trace = generations[i].trace
+            assert trace is not None  # AgentPolicy always attaches one
+            turn, episode = turns[i], episodes[i]
             episode.samples.append(
                 StepSample(
                     index=len(episode.samples),
-                    observation=current,
-                    tools=tools,
-                    plan=plan,
-                    past=len(episode.steps),
-                    prompt_ids=prompt_ids,
-                    response_ids=out.ids,
-                    old_logprobs=out.logprobs,
-                    text=out.text,
-                    call=call,
-                    exec_ok=exec_ok,
-                    read_only=evidence.read_only if evidence is not None else None,
-                    policy_version=version,
+                    observation=turn.observation,
+                    tools=turn.tools,
+                    plan=turn.plan,
+                    past=turn.past,
+                    prompt_ids=trace.prompt_ids,
+                    response_ids=trace.response_ids,
+                    old_logprobs=trace.logprobs,
+                    text=decisions[i].text,
+                    call=outcome.call,
+                    exec_ok=outcome.exec_ok,
+                    read_only=outcome.evidence.read_only if outcome.evidence is not None else None,
+                    policy_version=trace.version,
+                    finish_reason=generations[i].finish_reason,
                 )
             )
-            if call is not None:
-                episode.steps.append(Step(current.frame, current.tool_result, out.text, call, evidence))
-            feedback = parsed.render() if isinstance(parsed, ParseError) else ""
-            state[i] = (_row(obs, i), info, feedback)
-            if typed.get("ended"):
+            if ended:
                 active[i] = False
                 episode.crash = typed.get("crash")
                 episode.truncated = bool(typed.get("truncated"))

@@ -1,9 +1,9 @@
 """``grpo_trainer:ToolOrGui-v0``: a fast env with the desktop env's interface and one real choice.
 
 The task is "put 5 in cell A1". Two routes succeed in two calls: the MCP tool
-``calc.set_cell_value(cell="A1", value="5")`` then ``terminate``, or the GUI
+``libreoffice_calc.set_cell_value(cell="A1", value="5")`` then ``terminate``, or the GUI
 route ``type "5"`` + newline (A1 is selected) then ``terminate``. A read-only tool
-``calc.get_cell_value``, a useless click and a wrong write are the ways to
+``libreoffice_calc.get_cell_value``, a useless click and a wrong write are the ways to
 waste steps or fail. Observation, action and ``info`` keys match
 ``osworld_mcp_env`` (screenshot, tool_result, active_app, instruction;
 ``info["tools"]``, ``info["tool_call"]`` as the same
@@ -28,7 +28,7 @@ SIZE = 16
 INSTRUCTION = "Put the value 5 into cell A1 of the open sheet, then terminate."
 TOOLS: list[ToolSchema] = [
     ToolSchema(
-        name="calc.set_cell_value",
+        name="libreoffice_calc.set_cell_value",
         description="Write a value into one cell.",
         parameters={
             "type": "object",
@@ -38,7 +38,7 @@ TOOLS: list[ToolSchema] = [
         read_only=False,
     ),
     ToolSchema(
-        name="calc.get_cell_value",
+        name="libreoffice_calc.get_cell_value",
         description="Read the value of one cell.",
         parameters={"type": "object", "properties": {"cell": {"type": "string"}}, "required": ["cell"]},
         read_only=True,
@@ -84,7 +84,7 @@ class ToolOrGuiEnv(gym.Env):
         return {
             "screenshot": screen,
             "tool_result": tool_result,
-            "active_app": "calc",
+            "active_app": "libreoffice_calc",
             "instruction": INSTRUCTION,
         }
 
@@ -111,16 +111,17 @@ class ToolOrGuiEnv(gym.Env):
         if name == "computer_use":
             kind = args.get("action")
             if kind == "terminate":
+                info["claimed_success"] = args.get("status") == "success"  # as the desktop env reports it
                 obs = self._obs()
                 return obs, float(self._value == "5"), True, False, info
             if kind == "type":
                 self._value = str(args.get("text", "")).rstrip("\n")
-        elif name == "calc.set_cell_value" and set(args) == {"cell", "value"}:
+        elif name == "libreoffice_calc.set_cell_value" and set(args) == {"cell", "value"}:
             if args["cell"] == "A1":
                 self._value = str(args["value"])
             info["tool_call"] = _executed(name, args, {"kind": "changed", "count": 1}, read_only=False)
             tool_result = f"Wrote {args['value']!r} to {args['cell']}."
-        elif name == "calc.get_cell_value" and set(args) == {"cell"}:
+        elif name == "libreoffice_calc.get_cell_value" and set(args) == {"cell"}:
             info["tool_call"] = _executed(name, args, {"kind": "read_only"}, read_only=True)
             tool_result = repr(self._value if args["cell"] == "A1" else "")
         else:

@@ -14,10 +14,10 @@ def _response(summary: str, name: str, arguments: dict) -> str:
     return f"Action: {summary}\n<tool_call>\n{call}\n</tool_call>"
 
 
-TOOL_WRITE = _response("write 5 to A1", "calc.set_cell_value", {"cell": "A1", "value": "5"})
+TOOL_WRITE = _response("write 5 to A1", "libreoffice_calc.set_cell_value", {"cell": "A1", "value": "5"})
 GUI_TYPE = _response("type 5 into A1", "computer_use", {"action": "type", "text": "5\n"})
 TERMINATE = _response("done", "computer_use", {"action": "terminate", "status": "success"})
-READ = _response("read A1", "calc.get_cell_value", {"cell": "A1"})
+READ = _response("read A1", "libreoffice_calc.get_cell_value", {"cell": "A1"})
 CLICK = _response("click the sheet", "computer_use", {"action": "left_click", "coordinate": [500, 500]})
-WRONG = _response("write 6 to A1", "calc.set_cell_value", {"cell": "A1", "value": "6"})
+WRONG = _response("write 6 to A1", "libreoffice_calc.set_cell_value", {"cell": "A1", "value": "6"})
 MENU: tuple[str, ...] = (TOOL_WRITE, GUI_TYPE, TERMINATE, READ, CLICK, WRONG, "I am not sure.")

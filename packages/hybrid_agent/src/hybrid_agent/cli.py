@@ -17,10 +17,11 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from hybrid_agent.agent_loop import AgentConfig
 from hybrid_agent.errors import HybridAgentError
 from hybrid_agent.policies import PolicyOptions, close_policy, make_policy
 from hybrid_agent.report import write_report
-from hybrid_agent.runner import RunConfig, Runner
+from hybrid_agent.runner import SCHEDULES, RunConfig, Runner
 from hybrid_agent.suite import load_suite
 
 
@@ -37,14 +38,32 @@ def _eval_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--runs", type=int, default=1, help="runs per task")
     p.add_argument("--envs", type=int, default=1, help="desktops in parallel")
     p.add_argument("--max-steps", type=int, default=50)
-    p.add_argument("--no-retrieval", action="store_true", help="show every tool of the app, unranked")
-    p.add_argument("--top-k", type=int, default=18)
-    p.add_argument("--gui-only", action="store_true", help="offer no MCP tools")
-    p.add_argument("--keep-think", action="store_true", help="show past reasoning inside the window")
-    p.add_argument("--coordinates", choices=["relative_grid", "absolute_resized", "absolute_screen"])
+    _agent_flags(p)
+    p.add_argument(
+        "--schedule",
+        choices=list(SCHEDULES),
+        default="per_episode",
+        help="per_episode: each desktop runs on its own (default); lockstep: every policy call waits for all",
+    )
     p.add_argument("--no-screenshots", action="store_true", help="do not write step PNGs")
     p.add_argument("--temperature", type=float, default=0.0)
-    p.add_argument("--max-tokens", type=int, default=2048)
+    p.add_argument("--max-tokens", type=int, default=PolicyOptions.max_tokens, help="output budget per call")
+    p.add_argument("--top-p", type=float, help="nucleus sampling mass (default: the server's)")
+    p.add_argument("--repetition-penalty", type=float, help="vLLM/SGLang repetition penalty (default: none)")
+    p.add_argument("--seed", type=int, help="sampling seed sent with every request")
+    p.add_argument(
+        "--extra-body",
+        type=json.loads,
+        metavar="JSON",
+        help='fields merged into every request, e.g. {"chat_template_kwargs": {"enable_thinking": true}}',
+    )
+    p.add_argument(
+        "--api-key-env",
+        default=PolicyOptions.api_key_env,
+        metavar="NAME",
+        help="environment variable holding the API key (openai: policies; unset: a placeholder key is sent)",
+    )
+    p.add_argument("--timeout", type=float, default=PolicyOptions.timeout_s, help="seconds per HTTP request")
     p.add_argument("--tool-format", choices=["text", "functions"], default="text")
     p.add_argument("--retries", type=int, default=4)
     p.add_argument(
@@ -54,7 +73,41 @@ def _eval_parser(sub: argparse._SubParsersAction) -> None:
         metavar="KEY=JSON",
         help='extra gym.make keyword, e.g. backend="local" (repeatable)',
     )
+    p.add_argument(
+        "--max-tries",
+        type=int,
+        default=3,
+        help="on resume, rerun an episode that ended in a policy or desktop error up to this many tries",
+    )
     p.add_argument("--out", required=True, help="run directory (resumed when it exists)")
+
+
+def _agent_flags(p: argparse.ArgumentParser) -> None:
+    """The :class:`~hybrid_agent.agent_loop.AgentConfig` flags (the trainer's ``[agent]`` section)."""
+    p.add_argument("--no-retrieval", action="store_true", help="show every tool of the app, unranked")
+    p.add_argument("--top-k", type=int, default=18, help="BM25 top-k tools shown (the study: 18)")
+    p.add_argument("--gui-only", action="store_true", help="offer no MCP tools")
+    p.add_argument("--keep-think", action="store_true", help="show past reasoning inside the window")
+    p.add_argument(
+        "--thinking",
+        action="store_true",
+        help="Thinking model: a reply without </think> never finished reasoning and executes nothing",
+    )
+    p.add_argument("--tool-result-chars", type=int, default=1500, help="L, characters of a relayed result")
+    p.add_argument("--coordinates", choices=["relative_grid", "absolute_resized", "absolute_screen"])
+
+
+def _agent_config(args: argparse.Namespace) -> AgentConfig:
+    return AgentConfig(
+        context=args.context,
+        retrieval=not args.no_retrieval,
+        top_k=args.top_k,
+        gui_only=args.gui_only,
+        keep_think=args.keep_think,
+        thinking=args.thinking,
+        tool_result_chars=args.tool_result_chars,
+        coordinates=args.coordinates,
+    )
 
 
 def _report_parser(sub: argparse._SubParsersAction) -> None:
@@ -78,33 +131,36 @@ def run_eval(args: argparse.Namespace) -> int:
     options = PolicyOptions(
         temperature=args.temperature,
         max_tokens=args.max_tokens,
+        top_p=args.top_p,
+        repetition_penalty=args.repetition_penalty,
+        seed=args.seed,
+        extra_body=args.extra_body or {},
+        api_key_env=args.api_key_env,
+        timeout_s=args.timeout,
         tool_format=args.tool_format,
         retries=args.retries,
     )
     config = RunConfig(
         policy=args.policy,
         suite=args.suite,
-        context=args.context,
+        agent=_agent_config(args),
         runs=args.runs,
         envs=args.envs,
         max_steps=args.max_steps,
-        retrieval=not args.no_retrieval,
-        top_k=args.top_k,
-        gui_only=args.gui_only,
-        keep_think=args.keep_think,
-        coordinates=args.coordinates,
+        schedule=args.schedule,
         save_screenshots=not args.no_screenshots,
         env_kwargs=_env_kwargs(args.env_option),
     )
     tasks = load_suite(args.suite, args.tasks_dir)
     policy = make_policy(args.policy, options)
     try:
-        result = Runner(config, policy, args.out).evaluate(tasks)
+        result = Runner(config, policy, args.out, max_tries=args.max_tries).evaluate(tasks)
     finally:
         close_policy(policy)
     print(
-        f"{result.finished} episodes run, {result.skipped} already done, {result.errors} errors, "
-        f"{result.wall_s:.1f} s",
+        f"{result.finished} episodes run ({result.retried} retried after an error), "
+        f"{result.skipped} already done, {result.errors} errors, {result.exhausted} errored out of "
+        f"tries, {result.wall_s:.1f} s",
         file=sys.stderr,
     )
     _print_report([args.out], args.out)
@@ -117,6 +173,8 @@ def _print_report(runs: Sequence[str], out: str) -> None:
     print(report.table2)
     print("Table 3: behaviour\n")
     print(report.table3)
+    for line in report.headlines:
+        print(line)
     print("wrote " + ", ".join(str(p) for p in report.files), file=sys.stderr)
 
 

@@ -15,6 +15,11 @@ made, and each is reported in :attr:`ParsedAction.repairs`:
 * ``default_wait_time`` - ``wait`` without ``time`` waits 1 second (the study's default);
 * ``qualified_name`` - a bare MCP name matching exactly one shown tool.
 
+A call inside unfinished reasoning is never read: an output that opens ``<think>``
+and never closes it, or (Thinking mode, whose chat template opens the reasoning in
+the prompt) has no ``</think>`` at all, is ``unfinished_reasoning`` whatever it
+contains, so a draft ``terminate`` the model was still weighing does not run.
+
 Ambiguous shapes stay errors: two calls, an ``"arguments"`` object *and* argument
 keys beside it (``ambiguous_shape``), a bare name that two shown tools share.
 
@@ -56,6 +61,8 @@ class ParseErrorCode(StrEnum):
     GUI_ACTION_AS_TOOL = "gui_action_as_tool"
     UNKNOWN_TOOL = "unknown_tool"
     AMBIGUOUS_SHAPE = "ambiguous_shape"
+    UNFINISHED_REASONING = "unfinished_reasoning"
+    TRUNCATED = "truncated"  # the output budget cut the reply off (set by the agent loop)
 
 
 @dataclass(frozen=True)
@@ -217,7 +224,17 @@ def _resolve_mcp(name: str, arguments: Mapping[str, Any], tools: Sequence[ToolSp
     return tool.qualified_name
 
 
-def parse_response(text: str, tools: Sequence[ToolSpec] | None = None) -> ParseResult:
+def unfinished_reasoning(text: str, thinking: bool = False) -> bool:
+    """Whether ``text`` ends inside its reasoning.
+
+    True when the last ``<think>`` has no ``</think>`` after it, or, with ``thinking``
+    (the prompt opened the reasoning), when there is no ``</think>`` at all.
+    """
+    opened, closed = text.rfind("<think>"), text.rfind("</think>")
+    return closed < opened or (thinking and closed < 0)
+
+
+def parse_response(text: str, tools: Sequence[ToolSpec] | None = None, thinking: bool = False) -> ParseResult:
     """Parses one model output.
 
     Args:
@@ -226,10 +243,19 @@ def parse_response(text: str, tools: Sequence[ToolSpec] | None = None) -> ParseR
             them (unknown name -> ``unknown_tool``; missing required parameters ->
             ``missing_arguments``) and a bare name is qualified if exactly one shown tool
             has it. When ``None``, MCP calls are only checked for shape.
+        thinking: The model runs in Thinking mode (its prompt opens ``<think>``): an output
+            without ``</think>`` never finished reasoning and yields no call.
 
     Returns:
         A :class:`ParsedAction`, or a :class:`ParseError` whose ``render()`` goes back to the model.
     """
+    if unfinished_reasoning(text, thinking):
+        return ParseError(
+            ParseErrorCode.UNFINISHED_REASONING,
+            "Your reasoning never ended (no </think>), so nothing was executed. Close the reasoning "
+            "with </think>, then give one <tool_call>.",
+            text,
+        )
     think, rest = split_think(text)
     count = rest.count(_OPEN)
     if count == 0:

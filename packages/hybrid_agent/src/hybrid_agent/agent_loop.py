@@ -1,0 +1,424 @@
+"""One turn of the agent, written once: context -> policy -> parse -> coordinates -> env -> evidence.
+
+The evaluation runner (:mod:`hybrid_agent.runner`), the trainer's rollouts
+(``grpo_trainer.rollout``) and the trainer's probes all take their steps through
+:class:`AgentLoop`, so what a model sees and how its reply is read cannot drift
+between evaluation and training. A turn has three parts, split where a caller may
+batch or vectorise:
+
+1. :meth:`AgentLoop.observe`: the tools shown (BM25 top-k of the focused app's tools,
+   or all of them), the context (window, retention, the one-line history) and the
+   :class:`~hybrid_agent.policies.base.PolicyRequest`;
+2. :meth:`AgentLoop.decide`: the model's reply read into the action the env gets;
+3. :meth:`AgentLoop.advance`: the env's answer folded into the episode (evidence,
+   history, the feedback of the next turn) and the step's record.
+
+:meth:`AgentLoop.step` runs 2-3 around one ``env.step`` (the runner); the trainer
+calls them around one ``venv.step`` for a whole group.
+
+A reply means what it says, or nothing:
+
+* a reply the output budget cut off (``finish_reason == "length"``) executes nothing:
+  the env gets the refused empty action (a counted step, as for any malformed reply),
+  the step is recorded as ``truncated`` with the raw text, and the model is told;
+* a call inside unfinished reasoning is never executed
+  (:func:`hybrid_agent.parse.unfinished_reasoning`);
+* reasoning a server returned apart (``reasoning_content``) is put back in front of
+  the content as ``<think>...</think>``, so it is recorded, parsed past and shown
+  again with ``keep_think`` as the model's own text would be.
+"""
+
+from __future__ import annotations
+
+import time
+import traceback
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import gymnasium as gym
+from osworld_mcp_env.info import step_info
+
+from hybrid_agent.context import ContextConfig, build_context
+from hybrid_agent.coords import CoordinateConfig, CoordinatePolicy, call_to_screen
+from hybrid_agent.errors import ConfigError
+from hybrid_agent.evidence import evidence_from_info
+from hybrid_agent.parse import ParseError, ParseErrorCode, ParseResult, parse_response
+from hybrid_agent.policies.base import Generation, Policy, PolicyRequest, preferred_coordinates
+from hybrid_agent.presets import retention_from_name
+from hybrid_agent.prompt import PromptConfig
+from hybrid_agent.retrieval import BM25Retriever, RetrievalConfig
+from hybrid_agent.toolset import ToolSpec, tools_from_env
+from hybrid_agent.trajectory import Call, Evidence, Frame, Observation, Step
+
+# A refused, undispatched action: what a reply that executes nothing costs the env (one counted step).
+NO_OP_ACTION = ""
+
+TRUNCATED_FEEDBACK = (
+    "Error [truncated]: your reply reached the output limit before it ended, so nothing was "
+    "executed. Reason more briefly and end with one <tool_call>."
+)
+
+
+@dataclass(frozen=True)
+class AgentConfig:
+    """What the model is shown and how its reply is read: one type for evaluation and training.
+
+    The eval CLI (``hybrid-agent eval``) and the trainer config (``[agent]``) both fill it;
+    the defaults are the study's.
+
+    Attributes:
+        context: Context policy name (``win4``, ``win2+drop`` ...; :mod:`hybrid_agent.presets`).
+        retrieval: Rank the focused app's tools with BM25 (top ``top_k`` + always-include);
+            off shows every tool of the app.
+        top_k: BM25 top-k (the study: 18).
+        gui_only: Offer no tools.
+        keep_think: Show past reasoning inside the window.
+        thinking: The model runs in Thinking mode (its chat template opens ``<think>``):
+            a reply without ``</think>`` never finished reasoning and executes nothing.
+        tool_result_chars: L, the characters of a relayed tool result.
+        coordinates: The model's coordinate space; ``None``: the policy's own, else
+            Qwen3-VL's relative grid.
+    """
+
+    context: str = "win4"
+    retrieval: bool = True
+    top_k: int = 18
+    gui_only: bool = False
+    keep_think: bool = False
+    thinking: bool = False
+    tool_result_chars: int = 1500
+    coordinates: str | None = None
+
+    def __post_init__(self) -> None:
+        retention_from_name(self.context)  # a bad name fails here, not after the first reset
+        if self.coordinates is not None:
+            CoordinatePolicy(self.coordinates)
+        if self.top_k < 1 or self.tool_result_chars < 0:
+            raise ConfigError(
+                f"top_k must be >= 1 and tool_result_chars >= 0, got {self.top_k} and "
+                f"{self.tool_result_chars}."
+            )
+
+    def context_config(self, tools_in_request: bool = False) -> ContextConfig:
+        """The context builder settings (``tools_in_request``: tools travel apart, no ``<tools>`` block)."""
+        return ContextConfig(
+            retention=retention_from_name(self.context),
+            prompt=PromptConfig(tools_block=not tools_in_request),
+            tool_result_chars=self.tool_result_chars,
+            keep_think=self.keep_think,
+        )
+
+    def coordinate_policy(self, policy: Policy | None = None) -> CoordinatePolicy:
+        """The coordinate space in force: this config's, else the policy's own, else the relative grid."""
+        if self.coordinates is not None:
+            return CoordinatePolicy(self.coordinates)
+        return (
+            preferred_coordinates(policy) if policy is not None else None
+        ) or CoordinatePolicy.RELATIVE_GRID
+
+
+@dataclass
+class AgentEpisode:
+    """The live state of one episode: the env's last answer and what the agent made of the past.
+
+    Attributes:
+        task_id: The task (scripted and replay policies key on it).
+        run: The run index (or group member).
+        instruction: The task instruction.
+        obs: The env's latest observation.
+        info: The env's latest ``info``.
+        steps: The executed steps, the context builder's history (replies that executed
+            nothing are not steps).
+        feedback: What the next turn relays instead of the env's tool result (a parse error).
+        calls: Model calls so far (every reply counts).
+    """
+
+    task_id: str
+    run: int
+    instruction: str
+    obs: dict[str, Any]
+    info: dict[str, Any]
+    steps: list[Step] = field(default_factory=list)
+    feedback: str = ""
+    calls: int = 0
+
+    @classmethod
+    def start(cls, task_id: str, run: int, obs: dict[str, Any], info: dict[str, Any]) -> AgentEpisode:
+        """The state right after ``env.reset``."""
+        return cls(task_id, run, obs["instruction"], obs, info)
+
+
+@dataclass(frozen=True)
+class Turn:
+    """What the model is asked at one step, and what rebuilding it needs.
+
+    Attributes:
+        request: The policy's input.
+        observation: The screenshot and relayed tool result of this step.
+        tools: The MCP tools shown.
+        plan: The retention decisions that built the context (``RetentionPlan.to_dicts()``).
+        past: Executed steps before this one.
+        app: The focused app.
+        screen: Screen size ``(width, height)`` the coordinates map onto.
+        prepare_s: Seconds spent building the turn.
+    """
+
+    request: PolicyRequest
+    observation: Observation
+    tools: tuple[ToolSpec, ...]
+    plan: list[dict[str, Any]]
+    past: int
+    app: str | None
+    screen: tuple[int, int]
+    prepare_s: float
+
+
+@dataclass(frozen=True)
+class Decision:
+    """A reply read into what the env gets.
+
+    Attributes:
+        text: The reply as recorded and parsed (server-side reasoning put back in front).
+        parsed: The parse result; ``None`` when the reply executes nothing before parsing
+            (a policy error, a cut-off reply).
+        action: What ``env.step`` gets (:data:`NO_OP_ACTION` when nothing executes);
+            ``None`` for a policy error (the env is not stepped).
+        feedback: The error text the next turn shows the model ("" when the call went out).
+        record: The step record's fields known before the env runs.
+        decide_s: Seconds spent reading the reply.
+    """
+
+    text: str
+    parsed: ParseResult | None
+    action: dict[str, Any] | str | None
+    feedback: str
+    record: dict[str, Any]
+    decide_s: float
+
+    @property
+    def call(self) -> Call | None:
+        """The call sent (model space), ``None`` when the reply executes nothing."""
+        return (
+            self.parsed.call if self.parsed is not None and not isinstance(self.parsed, ParseError) else None
+        )
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What one turn did.
+
+    Attributes:
+        record: The step's record line (model output, parse, action, evidence, tokens, timings).
+        call: The executed call (model space), ``None`` when the reply executed nothing.
+        evidence: The env's report of an MCP call.
+        exec_ok: The action executed (parsed, accepted by the env, a tool call without error).
+        ended: The episode ended (terminated, truncated, or an error).
+        end: At the end: the episode's end record (score, error, flags); else ``None``.
+    """
+
+    record: dict[str, Any]
+    call: Call | None
+    evidence: Evidence | None
+    exec_ok: bool
+    ended: bool
+    end: dict[str, Any] | None = None
+
+
+class AgentLoop:
+    """Takes the steps of episodes under one :class:`AgentConfig`, for one policy."""
+
+    def __init__(self, config: AgentConfig, policy: Policy | None = None) -> None:
+        """Fixes the context, retrieval and coordinate settings for ``policy``.
+
+        The policy's tool transport and declared coordinate space are read; ``None`` gives the defaults.
+        """
+        self.config = config
+        self.context = config.context_config(bool(getattr(policy, "tools_in_request", False)))
+        self.coordinates = CoordinateConfig(policy=config.coordinate_policy(policy))
+        self.retrieval = RetrievalConfig(top_k=config.top_k)
+
+    # --- 1. what the model sees ------------------------------------------------------------
+    def shown_tools(self, obs: dict[str, Any], info: dict[str, Any]) -> tuple[ToolSpec, ...]:
+        """The MCP tools shown: BM25's top-k of the focused app's served tools, or all of them."""
+        if self.config.gui_only:
+            return ()
+        served = tools_from_env(step_info(info).get("tools") or [])
+        if not self.config.retrieval:
+            return tuple(served)
+        return BM25Retriever(served, self.retrieval).retrieve(obs.get("active_app"), obs["instruction"]).tools
+
+    def observe(self, episode: AgentEpisode) -> Turn:
+        """Builds the context of the episode's next model call."""
+        t0 = time.perf_counter()
+        obs = episode.obs
+        tools = self.shown_tools(obs, episode.info)
+        frame = Frame.from_array(obs["screenshot"])
+        current = Observation(frame, episode.feedback or obs.get("tool_result", ""))
+        context = build_context(episode.steps, current, episode.instruction, tools, self.context)
+        request = PolicyRequest(context.messages, tools, episode.task_id, episode.run, episode.calls)
+        height, width = obs["screenshot"].shape[:2]
+        return Turn(
+            request,
+            current,
+            tools,
+            context.plan.to_dicts(),
+            len(episode.steps),
+            obs.get("active_app") or None,
+            (width, height),
+            time.perf_counter() - t0,
+        )
+
+    # --- 2. what the reply means -----------------------------------------------------------
+    def decide(self, turn: Turn, generation: Generation) -> Decision:
+        """Reads the reply: the action to send, or why nothing is sent."""
+        t0 = time.perf_counter()
+        text = reply_text(generation)
+        record: dict[str, Any] = {
+            "step": turn.request.step,
+            "app": turn.app,
+            "shown_tools": [t.qualified_name for t in turn.tools],
+            "retention": turn.plan,
+            "model_output": text,
+            "finish_reason": generation.finish_reason,
+            "reasoning_apart": generation.reasoning is not None,
+            "tokens": {
+                "input": generation.input_tokens,
+                "output": generation.output_tokens,
+                "estimated": generation.tokens_estimated,
+            },
+            "tool_result_shown": turn.observation.tool_result,
+        }
+        if generation.error is not None:
+            return Decision(text, None, None, "", record, time.perf_counter() - t0)
+        if generation.cut_off:
+            record["parse"] = {
+                "ok": False,
+                "code": str(ParseErrorCode.TRUNCATED),
+                "message": TRUNCATED_FEEDBACK,
+            }
+            return Decision(text, None, NO_OP_ACTION, TRUNCATED_FEEDBACK, record, time.perf_counter() - t0)
+        parsed = parse_response(text, turn.tools, thinking=self.config.thinking)
+        if isinstance(parsed, ParseError):
+            record["parse"] = {"ok": False, "code": str(parsed.code), "message": parsed.message}
+            return Decision(text, parsed, NO_OP_ACTION, parsed.render(), record, time.perf_counter() - t0)
+        call = parsed.call
+        record["parse"] = {
+            "ok": True,
+            "call": {"name": call.name, "arguments": call.arguments},
+            "repairs": list(parsed.repairs),
+            "action_line": parsed.action_line,
+        }
+        sent = call_to_screen(call, turn.screen, self.coordinates) if call.is_gui else call
+        action = {"name": sent.name, "arguments": sent.arguments}
+        record["action"] = action
+        return Decision(text, parsed, action, "", record, time.perf_counter() - t0)
+
+    # --- 3. what the env made of it --------------------------------------------------------
+    def advance(
+        self,
+        episode: AgentEpisode,
+        turn: Turn,
+        decision: Decision,
+        result: tuple[Any, float, bool, bool, dict[str, Any]],
+        timings: dict[str, Any],
+    ) -> Outcome:
+        """Folds the env's answer to ``decision.action`` into ``episode``; returns the turn's outcome.
+
+        Args:
+            episode: The episode (updated in place: obs, info, steps, feedback, calls).
+            turn: The turn the reply answered.
+            decision: The decision sent.
+            result: ``env.step``'s five values.
+            timings: Timing fields for the record (``policy_s``, ``env_s`` ...).
+        """
+        t0 = time.perf_counter()
+        obs, reward, terminated, truncated, info = result
+        typed = step_info(info)
+        record = {**decision.record, "env_error": typed.get("error")}
+        call = decision.call
+        evidence = evidence_from_info(call, info) if call is not None else None
+        if call is not None:
+            record["evidence"] = asdict(evidence) if evidence is not None else None
+            step = Step(turn.observation.frame, turn.observation.tool_result, decision.text, call, evidence)
+            episode.steps.append(step)
+        episode.feedback = decision.feedback
+        episode.obs, episode.info = obs, info
+        episode.calls += 1
+        exec_ok = call is not None and not typed.get("error") and (evidence is None or evidence.exec_ok)
+        runner_s = turn.prepare_s + decision.decide_s + (time.perf_counter() - t0)
+        record["timings"] = {**timings, "runner_s": runner_s}
+        end = None
+        if terminated or truncated:
+            eval_error = typed.get("eval_error")
+            end = {
+                "score": None if eval_error else float(reward),
+                "error": {
+                    "type": "eval_error",
+                    "exception": eval_error["type"],
+                    "message": eval_error["message"],
+                }
+                if eval_error
+                else None,
+                "terminated": terminated,
+                "truncated": truncated,
+                "claimed_success": typed.get("claimed_success"),
+                "evaluation": typed.get("evaluation"),
+                "steps": episode.calls,
+            }
+        return Outcome(record, call, evidence, exec_ok, end is not None, end)
+
+    def step(self, env: gym.Env, episode: AgentEpisode, turn: Turn, generation: Generation) -> Outcome:
+        """One whole turn on one env: decide, ``env.step``, advance. Never raises for the env's sake.
+
+        A policy error ends the episode as ``policy_error`` without stepping the env; an
+        exception out of ``env.step`` ends it as ``env_error``; both are recorded apart
+        from scores.
+        """
+        decision = self.decide(turn, generation)
+        policy_s = generation.latency_s
+        if decision.action is None:
+            error = {"type": "policy_error", "code": generation.error_code, "message": generation.error}
+            record = {**decision.record, "timings": {"policy_s": policy_s}}
+            return Outcome(
+                record, None, None, False, True, {"score": None, "error": error, "steps": episode.calls + 1}
+            )
+        t1 = time.perf_counter()
+        try:
+            result = env.step(decision.action)
+        except Exception as exc:  # recorded apart from a score
+            record = {**decision.record, "timings": {"policy_s": policy_s, "env_s": time.perf_counter() - t1}}
+            return Outcome(
+                record, None, None, False, True, {**error_end("env_error", exc), "steps": episode.calls + 1}
+            )
+        env_s = time.perf_counter() - t1
+        timings = {"policy_s": policy_s, "env_s": env_s, "env_ms": step_info(result[4]).get("timings")}
+        return self.advance(episode, turn, decision, result, timings)
+
+
+def reply_text(generation: Generation) -> str:
+    """The reply as the model wrote it: server-side reasoning back in front as ``<think>...</think>``.
+
+    A server with a reasoning parser returns the reasoning apart from the content; the
+    rest of the stack (records, parser, ``keep_think``) reads the one text a model without
+    a parser would have produced.
+    """
+    if generation.reasoning is None or "</think>" in generation.text:
+        return generation.text
+    return f"<think>\n{generation.reasoning}\n</think>\n\n{generation.text}"
+
+
+def _eval_error(eval_error: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "eval_error", "exception": eval_error["type"], "message": eval_error["message"]}
+
+
+def error_end(kind: str, exc: BaseException) -> dict[str, Any]:
+    """An episode end record for a crash (``reset_error``, ``env_error`` ...), with the traceback."""
+    return {
+        "score": None,
+        "error": {
+            "type": kind,
+            "exception": type(exc).__name__,
+            "message": str(exc),
+            "trace": "".join(traceback.format_exception(exc)),
+        },
+    }
