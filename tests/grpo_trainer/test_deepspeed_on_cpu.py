@@ -120,7 +120,9 @@ config = GRPOConfig(
     rollout=RolloutSettings(group_size=2, tasks_per_step=1),
     reward=RewardConfig(max_steps=2),
     optim=OptimSettings(lr=1e-2, total_steps=2, updates_per_batch=1),
-    engine=EngineSettings(backend="deepspeed", zero_stage=3, precision="bf16", micro_batch_size=1),
+    engine=EngineSettings(
+        backend="deepspeed", zero_stage=3, precision="bf16", micro_batch_size=1, replay_check=True
+    ),
 )
 policy = tiny_vlm_policy(max_new_tokens=8)
 venv = make_group_env(lambda: gym.make(config.env_id, **env["kwargs"]), 2)

@@ -25,7 +25,7 @@ CONFIG = GRPOConfig(
     rollout=RolloutSettings(group_size=2, tasks_per_step=1),
     reward=RewardConfig(max_steps=2),
     optim=OptimSettings(lr=1e-2, total_steps=2, updates_per_batch=1),
-    engine=EngineSettings(backend="torch", precision="fp32", micro_batch_size=2),
+    engine=EngineSettings(backend="torch", precision="fp32", micro_batch_size=2, replay_check=True),
 )
 
 

@@ -51,15 +51,39 @@ def test_a_crashed_episode_is_dropped_from_the_gradient_and_counted(tmp_path):
 
     members = [lambda: HoldAfterEnd(ToolOrGuiEnv(crash_at=0))] + [lambda: HoldAfterEnd(ToolOrGuiEnv())] * 7
     venv = SyncVectorEnv(members, autoreset_mode=AutoresetMode.DISABLED)
-    config = toy_config()
+    config = toy_config(seed=1)
     trainer = toy_trainer(config, tmp_path)
     trainer.venv = venv
     group = trainer.rollout()[0]
     assert group[0].crash and "desktop died at step 0" in group[0].crash and group[0].score is None
     scored = group_advantages(group, config.reward, config.advantage)
     assert scored.crashed == 1 and group[0] not in scored.episodes
-    assert scored.kept  # seed 0's untrained policy mixes successes and failures
+    assert scored.kept  # seed 1's untrained policy mixes successes and failures
     batch = trainer._batch([scored])
     assert len(batch["prompts"]) == sum(e.length for e in group[1:])
     metrics = trainer.train_step()
     assert metrics["rollout/crashed"] >= 1
+
+
+def test_training_uses_the_stored_prompt_and_the_replay_check_catches_a_rebuild_that_differs(tmp_path):
+    import dataclasses
+
+    import pytest
+    from grpo_trainer.engine import ReplayMismatch
+    from toy_setup import toy_config, toy_trainer
+
+    config = toy_config(seed=1)
+    trainer = toy_trainer(config, tmp_path)
+    scored = [group_advantages(g, config.reward, config.advantage) for g in trainer.rollout()]
+    kept = [g for g in scored if g.kept]
+    assert kept
+    stored = [s.prompt_ids for g in kept for e in g.episodes for s in e.samples]
+    assert trainer._batch(kept)["prompts"] == stored
+    # The record now disagrees with what the policy saw (a context builder that changed since
+    # the rollout): training still uses the stored ids; the replay check refuses the batch.
+    kept[0].episodes[0].instruction = "Put the value 6 into cell B2, then terminate."
+    assert trainer._batch(kept)["prompts"] == stored
+    engine = dataclasses.replace(config.engine, replay_check=True)
+    checking = toy_trainer(dataclasses.replace(config, engine=engine), tmp_path / "check")
+    with pytest.raises(ReplayMismatch, match="rebuilt context differs"):
+        checking._batch(kept)

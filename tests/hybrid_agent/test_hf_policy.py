@@ -63,6 +63,9 @@ def test_batched_generation_over_two_envs_reports_exact_usage():
     for request, gen in zip(requests, generations, strict=True):
         assert gen.error is None and isinstance(gen.text, str)
         assert 1 <= gen.output_tokens <= 8
+        # A random model rarely stops: a row that used the whole budget says it was cut off.
+        used_all = gen.output_tokens == 8 and "</tool_call>" not in gen.text
+        assert gen.finish_reason == ("length" if used_all else "stop")
         single = processor.apply_chat_template(request.messages, tokenize=True, add_generation_prompt=True,
                                                return_dict=True)  # fmt: skip
         assert gen.input_tokens == len(single["input_ids"][0])  # left padding does not count

@@ -310,3 +310,64 @@ def test_name_map_is_reversible_even_on_collisions():
     assert len(set(wires)) == 4 and all(w.replace("_", "").replace("-", "").isalnum() for w in wires)
     assert [mapping.original(w) for w in wires] == names
     assert NameMap([*names, "a.b"]).to_wire == mapping.to_wire  # a repeated name keeps its wire name
+
+
+# --- the policy in the evaluation loop ----------------------------------------------------
+
+
+def test_an_eval_authenticates_and_a_cut_off_claim_executes_nothing(server, tmp_path, monkeypatch):
+    """OPENAI_API_KEY authenticates; a reply cut off at the length limit with a draft
+    terminate(success) runs nothing, the episode goes on, and only the executed claim counts."""
+    import grpo_trainer  # noqa: F401  (registers the toy env: the desktop env's interface, instant steps)
+    import gymnasium as gym
+    from grpo_trainer.toy_menu import GUI_TYPE, TERMINATE
+    from hybrid_agent import metrics
+    from hybrid_agent.recorder import iter_episodes
+    from hybrid_agent.runner import RunConfig, Runner
+    from hybrid_agent.suite import SuiteTask
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-eval")
+    draft = "<think>A1 might hold 5 already, so I could just say\n" + TERMINATE
+    url, log = server(
+        [
+            completion(draft, finish="length"),
+            completion(GUI_TYPE.removesuffix("</tool_call>")),
+            completion(TERMINATE.removesuffix("</tool_call>")),
+        ]
+    )
+    policy = make_policy(f"openai:{url}#m", PolicyOptions(retries=0))
+    try:
+        Runner(RunConfig(policy="openai:m"), policy, tmp_path, lambda: gym.make("grpo_trainer:ToolOrGui-v0"),
+               progress=False).evaluate([SuiteTask("toy", "toy", "toy")])  # fmt: skip
+    finally:
+        policy.close()
+    assert [log.header("authorization", i) for i in range(3)] == ["Bearer sk-eval"] * 3
+    (record,) = list(iter_episodes(tmp_path))
+    assert [s["parse"].get("code") for s in record.steps] == ["truncated", None, None]
+    assert record.steps[0]["model_output"] == draft and "action" not in record.steps[0]
+    assert record.end["score"] == 1.0 and record.end["claimed_success"] is True and record.end["steps"] == 3
+    stats = [metrics.episode_stats(record)]
+    assert metrics.malformed_rate(stats) == pytest.approx(1 / 3)
+    assert metrics.false_success_all(stats) == 0.0
+
+
+def test_an_eval_with_a_rejected_key_ends_as_an_auth_error_not_a_score(server, tmp_path, monkeypatch):
+    import grpo_trainer  # noqa: F401
+    import gymnasium as gym
+    from hybrid_agent.recorder import iter_episodes
+    from hybrid_agent.runner import RunConfig, Runner
+    from hybrid_agent.suite import SuiteTask
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-wrong")
+    url, log = server([failure(401, "invalid api key")])
+    policy = make_policy(f"openai:{url}#m", PolicyOptions(retries=3))
+    try:
+        result = Runner(RunConfig(policy="openai:m"), policy, tmp_path,
+                        lambda: gym.make("grpo_trainer:ToolOrGui-v0"),
+                        progress=False).evaluate([SuiteTask("toy", "toy", "toy")])  # fmt: skip
+    finally:
+        policy.close()
+    assert result.errors == 1 and len(log.records) == 1  # a 401 is not retried
+    (record,) = list(iter_episodes(tmp_path))
+    assert record.end["score"] is None
+    assert (record.end["error"]["type"], record.end["error"]["code"]) == ("policy_error", "auth")

@@ -10,9 +10,9 @@ import time
 from pathlib import Path
 
 import pytest
+from hybrid_agent.agent_loop import AgentConfig
 from hybrid_agent.policies import make_policy
 from hybrid_agent.recorder import iter_episodes
-from hybrid_agent.agent_loop import AgentConfig
 from hybrid_agent.runner import RunConfig, Runner
 from hybrid_agent.suite import load_suite
 from osworld_mcp_env.tasks import BUNDLED_DIR

@@ -4,8 +4,10 @@ Loads ``AutoModelForImageTextToText`` and the checkpoint's processor from
 ``PATH`` (a directory; nothing is downloaded), renders every request with the
 processor's chat template, pads on the left and generates for the whole batch at
 once, greedy by default, stopping each row at ``</tool_call>`` (or the end of
-turn). Token usage is exact: prompt tokens are the row's attention mask, output
-tokens what was generated before the stop.
+turn); a row that used all of ``max_tokens`` without either is ``finish_reason =
+"length"`` (the agent loop then executes nothing for it). Token usage is exact:
+prompt tokens are the row's attention mask, output tokens what was generated
+before the stop.
 
 torch and transformers are the ``hf`` extra (``pip install 'hybrid-agent[hf]'``);
 they are imported when the policy is built, never by ``import hybrid_agent``.
@@ -20,7 +22,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from hybrid_agent.errors import ConfigError
-from hybrid_agent.policies.base import Generation, PolicyOptions, PolicyRequest, register_policy
+from hybrid_agent.policies.base import FinishReason, Generation, PolicyOptions, PolicyRequest, register_policy
 
 STOP = "</tool_call>"
 
@@ -105,13 +107,23 @@ class HFPolicy:
     def _decode(self, new_tokens: Any, prompt_tokens: int, latency: float) -> Generation:
         tokenizer = self.processor.tokenizer
         ids = new_tokens.tolist()
+        generated = len(ids)
         pad = tokenizer.pad_token_id
         while ids and ids[-1] == pad:
             ids.pop()
         text = tokenizer.decode(ids, skip_special_tokens=True)
+        ended = STOP in text or tokenizer.eos_token_id in ids or len(ids) < generated
         if STOP in text:
             text = text[: text.index(STOP) + len(STOP)]
-        return Generation(text=text, input_tokens=prompt_tokens, output_tokens=len(ids), latency_s=latency)
+        # A row that used the whole budget without a stop string or end of turn was cut off.
+        cut = not ended and generated >= self.options.max_tokens
+        return Generation(
+            text=text,
+            input_tokens=prompt_tokens,
+            output_tokens=len(ids),
+            latency_s=latency,
+            finish_reason=FinishReason.LENGTH if cut else FinishReason.STOP,
+        )
 
 
 @register_policy("hf")

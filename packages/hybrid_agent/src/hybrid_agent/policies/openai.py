@@ -122,7 +122,10 @@ class OpenAIPolicy:
     Attributes:
         url: The API base the client talks to (ends in ``/v1``).
         tools_in_request: The tools travel in the request (``functions``), not in the system text.
+        concurrent: Each env's request is sent as it comes (the server batches), never held for others.
     """
+
+    concurrent = True
 
     def __init__(self, base_url: str, model: str, options: PolicyOptions | None = None) -> None:
         """Builds the client.

@@ -20,6 +20,8 @@ from hybrid_agent.recorder import iter_episodes
 class ReplayPolicy:
     """Plays back recorded model outputs."""
 
+    concurrent = True  # a lookup per request: envs need not share a batch
+
     def __init__(self, run_dir: str | Path) -> None:
         """Loads every finished episode of ``run_dir``.
 
@@ -34,6 +36,7 @@ class ReplayPolicy:
                     input_tokens=(step.get("tokens") or {}).get("input"),
                     output_tokens=(step.get("tokens") or {}).get("output"),
                     tokens_estimated=bool((step.get("tokens") or {}).get("estimated")),
+                    finish_reason=step.get("finish_reason"),  # a cut-off reply replays as cut off
                 )
                 for step in record.steps
             ]

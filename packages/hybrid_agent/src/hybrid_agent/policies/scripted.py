@@ -38,6 +38,7 @@ class ScriptedPolicy:
     """Plays a fixed action list per task; past its end it gives up (``terminate failure``)."""
 
     coordinates = CoordinatePolicy.ABSOLUTE_SCREEN
+    concurrent = True  # each request is answered on its own: envs need not share a batch
 
     def __init__(self, variant: str = "oracle") -> None:
         """Picks the solution variant: ``oracle``, ``wrong`` or ``tools``."""
