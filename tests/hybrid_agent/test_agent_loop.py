@@ -240,3 +240,11 @@ def test_errors_stop_being_retried_after_max_tries(tmp_path):
     last = Runner(config, _FlakyPolicy(True), tmp_path, lambda: gym.make(TOY), progress=False, max_tries=2)
     result = last.evaluate(tasks)
     assert (result.finished, result.exhausted) == (0, 1)
+
+
+def test_the_tasks_tool_annotation_goes_into_the_episode_header(tmp_path):
+    policy = _FlakyPolicy(fail=False)
+    tasks = [SuiteTask("a", "toy", "toy", tool_reachable=True), SuiteTask("b", "toy", "toy")]
+    Runner(RunConfig(policy="flaky"), policy, tmp_path, lambda: gym.make(TOY), progress=False).evaluate(tasks)
+    headers = {r.task_id: r.header for r in iter_episodes(tmp_path)}
+    assert headers["a"]["tool_reachable"] is True and "tool_reachable" not in headers["b"]

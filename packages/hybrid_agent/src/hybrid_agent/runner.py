@@ -243,6 +243,8 @@ class Runner:
             "config": self.config.to_dict(),
             "coordinates": str(self.loop.coordinates.policy),
         }
+        if task.tool_reachable is not None:  # the task's annotation defines reachability in Table 3
+            header["tool_reachable"] = task.tool_reachable
         writer = EpisodeWriter(self.out, task.task_id, run, header, png_pool)
         started = time.monotonic()
         try:

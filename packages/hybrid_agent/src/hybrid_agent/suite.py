@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import functools
+from dataclasses import dataclass, replace
 from pathlib import Path
 
+from osworld_mcp_env.data_paths import osworld_data
+from osworld_mcp_env.errors import TaskError, TaskNotFound
 from osworld_mcp_env.tasks import BUNDLED_TASK_IDS, TaskLibrary, load_split, load_task, split_task_ids
+from osworld_mcp_env.tasks.bundled import bundled_solution
 from osworld_mcp_env.tasks.bundled.export import seeded_root
+from osworld_mcp_env.tasks.templates import TEMPLATES
 
 from hybrid_agent.errors import ConfigError
 
@@ -19,11 +24,15 @@ class SuiteTask:
         task_id: The task id (records and reports key on it).
         domain: The OSWorld domain (split key, folder, else snapshot label).
         source: What ``env.reset(options={"task": ...})`` gets: a bundled id or a file path.
+        tool_reachable: The task's annotation of whether MCP tools help (OSWorld-MCP's
+            ``has_tool.json``, a template's tool oracle); ``None`` where the task has none.
+            Written into each episode's header, where the metrics read it.
     """
 
     task_id: str
     domain: str
     source: str
+    tool_reachable: bool | None = None
 
 
 def load_suite(spec: str, tasks_dir: str | Path | None = None) -> list[SuiteTask]:
@@ -40,13 +49,17 @@ def load_suite(spec: str, tasks_dir: str | Path | None = None) -> list[SuiteTask
         ConfigError: The spec is none of these.
         TaskNotFound: A split names an id that is not in ``tasks_dir``.
     """
+    return [replace(task, tool_reachable=tool_annotation(task.task_id)) for task in _resolve(spec, tasks_dir)]
+
+
+def _resolve(spec: str, tasks_dir: str | Path | None) -> list[SuiteTask]:
     if spec == "bundled":
         return [_entry(task_id) for task_id in BUNDLED_TASK_IDS]
     if spec == "seeded" or spec.startswith("seeded:"):
         split = spec.partition(":")[2]
         if split not in ("", "train", "test"):
             raise ConfigError(f"Seeded suite split {split!r} is not 'train' or 'test'.")
-        return load_suite(str(seeded_root() / (f"{split}.json" if split else "examples")))
+        return _resolve(str(seeded_root() / (f"{split}.json" if split else "examples")), None)
     path = Path(spec)
     if path.is_dir():
         library = TaskLibrary([path])
@@ -71,3 +84,34 @@ def _default_tasks_dir(split: Path) -> Path:
 def _entry(source: str) -> SuiteTask:
     task = load_task(source, strict=False)
     return SuiteTask(task.id, task.domain or "unknown", source)
+
+
+def tool_annotation(task_id: str) -> bool | None:
+    """Whether the task is annotated as tool-beneficial, ``None`` when nothing annotates it.
+
+    Sources, first match wins: a bundled task has a tool route (``bundled_solution(id, "tools")``);
+    a seeded template has a tool oracle (``Template.tool_reachable``); an OSWorld task is in
+    OSWorld-MCP's ``has_tool.json`` (true) or only in its ``test_all.json`` (false).
+    """
+    if task_id in BUNDLED_TASK_IDS:
+        try:
+            bundled_solution(task_id, "tools")
+        except TaskNotFound:
+            return False
+        return True
+    if task_id in TEMPLATES:
+        return TEMPLATES.get(task_id).tool_reachable
+    beneficial, listed = _osworld_mcp_annotations()
+    return (task_id in beneficial) if task_id in listed else None
+
+
+@functools.cache
+def _osworld_mcp_annotations() -> tuple[frozenset[str], frozenset[str]]:
+    """OSWorld-MCP's tool-beneficial ids and all its ids (empty where the data is absent)."""
+    folder = osworld_data().mcp_tasks
+    try:
+        beneficial = split_task_ids(load_split(folder / "has_tool.json"))
+        listed = split_task_ids(load_split(folder / "test_all.json"))
+    except (OSError, ValueError, TaskError):
+        return frozenset(), frozenset()
+    return frozenset(beneficial), frozenset(listed)

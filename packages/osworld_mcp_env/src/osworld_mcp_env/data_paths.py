@@ -50,6 +50,11 @@ class OSWorldData:
         """OSWorld-MCP's tool schemas (OpenAI function format), one folder per group."""
         return self.root / "OSWorld-MCP" / "mcp" / "mcp_server" / "tools" / "apis"
 
+    @property
+    def mcp_tasks(self) -> Path:
+        """OSWorld-MCP's task lists: ``test_all.json`` (361), ``has_tool.json`` (250 tool-beneficial)."""
+        return self.root / "OSWorld-MCP" / "evaluation_examples"
+
     def missing(self, path: Path) -> str:
         """Why ``path`` cannot be read, naming the setting: for skip reasons and error messages."""
         return (
