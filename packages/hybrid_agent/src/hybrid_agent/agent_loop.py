@@ -33,7 +33,7 @@ from __future__ import annotations
 import time
 import traceback
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, SupportsFloat
 
 import gymnasium as gym
 from osworld_mcp_env.info import step_info
@@ -319,7 +319,7 @@ class AgentLoop:
         episode: AgentEpisode,
         turn: Turn,
         decision: Decision,
-        result: tuple[Any, float, bool, bool, dict[str, Any]],
+        result: tuple[Any, SupportsFloat, bool, bool, dict[str, Any]],
         timings: dict[str, Any],
     ) -> Outcome:
         """Folds the env's answer to ``decision.action`` into ``episode``; returns the turn's outcome.
