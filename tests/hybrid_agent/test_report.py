@@ -14,7 +14,8 @@ CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
 
 def write_run(run_dir, policy="scripted:tools", context="win4", **annotation):
-    check_run_config(run_dir, {"policy": policy, "context": context, "keep_think": False, "runs": 1})
+    agent = {"context": context, "keep_think": False}  # the shape the runner writes
+    check_run_config(run_dir, {"policy": policy, "agent": agent, "runs": 1})
     frame = np.zeros((60, 80, 3), np.uint8)
     frame[:, :40] = (200, 30, 30)
     with ThreadPoolExecutor(1) as pool:
@@ -183,3 +184,12 @@ def test_viewer_shows_each_step_in_headless_chromium(tmp_path):
     assert "frame 0: image (window)" in dom
     assert "error: policy_error" in dom and "HTTP 503" in dom
     assert "tokens in 1200 / out 30" in dom
+
+
+def test_the_run_label_reads_the_agent_section_and_older_flat_configs():
+    from hybrid_agent.report.summary import run_label
+
+    nested = {"policy": "openai:m", "agent": {"context": "win2+drop", "keep_think": True, "thinking": True}}
+    assert run_label(nested) == "openai:m win2+drop think=on thinking"
+    flat = {"policy": "scripted", "context": "win4", "keep_think": False, "retrieval": False}
+    assert run_label(flat) == "scripted win4 think=off no-retrieval"

@@ -107,12 +107,19 @@ class RunSummary:
 
 
 def run_label(config: dict[str, Any]) -> str:
-    """``scripted:tools win2+drop think=off`` (+ ``gui-only``, ``no-retrieval``)."""
-    parts = [str(config.get("policy", "?")), str(config.get("context", "?"))]
-    parts.append(f"think={'on' if config.get('keep_think') else 'off'}")
-    if config.get("gui_only"):
+    """``scripted:tools win2+drop think=off`` (+ ``thinking``, ``gui-only``, ``no-retrieval``).
+
+    The agent settings are ``run.json``'s ``agent`` section (runs recorded before it held
+    them at the top level, which is read as a fallback).
+    """
+    agent = config.get("agent") or config
+    parts = [str(config.get("policy", "?")), str(agent.get("context", "?"))]
+    parts.append(f"think={'on' if agent.get('keep_think') else 'off'}")
+    if agent.get("thinking"):
+        parts.append("thinking")
+    if agent.get("gui_only"):
         parts.append("gui-only")
-    elif config.get("retrieval") is False:
+    elif agent.get("retrieval") is False:
         parts.append("no-retrieval")
     return " ".join(parts)
 

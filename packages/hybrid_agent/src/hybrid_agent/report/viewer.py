@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from hybrid_agent.recorder import EPISODES, EpisodeRecord, iter_episodes, read_run_config
+from hybrid_agent.report.summary import run_label
 
 _STYLE = """
 body{font-family:sans-serif;margin:1.5em;color:#222}
@@ -118,7 +119,7 @@ def render_viewer(run_dir: str | Path, episodes: Iterable[EpisodeRecord] | None 
     config = read_run_config(run_dir)
     records = list(episodes if episodes is not None else iter_episodes(run_dir))
     body = "".join(_episode(run_dir, record) for record in records)
-    title = f"Trajectories: {config.get('policy', run_dir.name)} {config.get('context', '')}"
+    title = f"Trajectories: {run_label(config) if config else run_dir.name}"
     return (
         "<!DOCTYPE html><html><head><meta charset='utf-8'>"
         f"<title>{_esc(title)}</title><style>{_STYLE}</style></head><body>"
