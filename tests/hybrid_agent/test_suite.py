@@ -1,10 +1,12 @@
-"""Suites carry the tasks' tool annotation, which Table 3's reachability reads."""
+"""Suites resolve specs and task ids (``TEMPLATE@SEED`` too) and carry the tool annotation Table 3 reads."""
 
 import json
+import re
 
 import pytest
-from hybrid_agent.suite import load_suite, tool_annotation
+from hybrid_agent.suite import SuiteTask, UnknownSuite, load_suite, load_tasks, tool_annotation
 from osworld_mcp_env.data_paths import osworld_data
+from osworld_mcp_env.errors import TaskNotFound
 
 
 def test_bundled_and_seeded_tasks_are_annotated_by_their_tool_oracle():
@@ -24,3 +26,31 @@ def test_osworld_tasks_are_annotated_by_osworld_mcps_has_tool_list():
     assert sum(tool_annotation(i) is True for i in listed) == len(beneficial) == 250
     assert sum(tool_annotation(i) is False for i in listed) == 111
     assert tool_annotation("not-a-task-of-any-list") is None
+
+
+def test_a_seeded_instance_id_is_a_suite_of_one_annotated_by_its_template():
+    assert load_suite("calc-column-sum@7") == [
+        SuiteTask("calc-column-sum@7", "libreoffice_calc", "calc-column-sum@7", tool_reachable=True)
+    ]
+    assert tool_annotation("os-write-file@3") is False
+
+
+def test_a_split_file_may_name_seeded_instances(tmp_path):
+    split = tmp_path / "split.json"
+    split.write_text(json.dumps({"os": ["os-write-file@3"]}))
+    assert [(t.task_id, t.source) for t in load_suite(str(split))] == [("os-write-file@3", "os-write-file@3")]
+
+
+def test_load_tasks_concatenates_specs_and_ids_and_names_unknown_ones():
+    tasks = load_tasks(["bundled", "calc-column-sum@7"])
+    assert [t.task_id for t in tasks] == [
+        "calc-sum-column",
+        "writer-replace-word",
+        "os-create-file",
+        "calc-column-sum@7",
+    ]
+    with pytest.raises(UnknownSuite, match=re.escape("Did you mean 'calc-sum-column'?")):
+        load_tasks(["calc-sum-colum"])
+    with pytest.raises(TaskNotFound, match=re.escape("Did you mean 'calc-column-sum'?")):
+        load_tasks(["calc-colum-sum@7"], pass_unknown=True)  # a bad seeded id is never an env's own name
+    assert load_tasks(["toy"], pass_unknown=True) == [SuiteTask("toy", "unknown", "toy")]

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from osworld_mcp_env.actions import GuiAction, parse_action
+from osworld_mcp_env.errors import TaskNotFound
 from osworld_mcp_env.tasks import TaskLibrary, load_split, load_task, split_task_ids
 from osworld_mcp_env.tasks.bundled import bundled_solution
 from osworld_mcp_env.tasks.bundled.export import seeded_files, seeded_root
@@ -81,3 +84,51 @@ def test_train_and_test_splits_partition_the_templates_and_resolve():
             path = library.find(task_id)
             assert path.parent.name == domain
             assert load_task(path).to_dict() == load_task(instantiate(task_id, 0).task).to_dict()
+
+
+def test_template_at_seed_loads_the_instance():
+    task = load_task("calc-column-sum@7")
+    assert task.id == "calc-column-sum@7" and task.supported
+    assert task.to_dict() == load_task(instantiate("calc-column-sum", 7).task).to_dict()
+    assert task.instruction != load_task("calc-column-sum").instruction
+    assert load_task("calc-column-sum@0").id == "calc-column-sum"  # seed 0 is the suite's JSON task
+
+
+@pytest.mark.parametrize(
+    ("task_id", "message"),
+    [
+        ("calc-colum-sum@7", "Did you mean 'calc-column-sum'?"),
+        (
+            "calc-column-sum@x",
+            "the seed 'x' is not an integer >= 0; write TEMPLATE@SEED, e.g. 'calc-column-sum@7'",
+        ),
+        ("calc-column-sum@-1", "the seed '-1' is not an integer >= 0"),
+    ],
+)
+def test_a_bad_template_or_seed_is_not_found_with_a_hint(task_id: str, message: str):
+    with pytest.raises(TaskNotFound, match=re.escape(message)):
+        load_task(task_id)
+
+
+def test_env_reset_rejects_a_bad_instance_before_any_desktop_starts(make_env):
+    env = make_env(task="calc-colum-sum@7")
+    with pytest.raises(TaskNotFound, match=re.escape("Did you mean 'calc-column-sum'?")):
+        env.reset()
+    with pytest.raises(TaskNotFound, match="seed 'x'"):
+        env.reset(options={"task": "calc-column-sum@x"})
+    assert env.unwrapped._desktop is None
+
+
+@pytest.mark.desktop
+def test_env_resets_to_a_seeded_instance_and_its_oracle_scores_1(make_env):
+    instance = instantiate("os-write-file", 7)
+    env = make_env(task="os-write-file@7", enable_mcp=False)
+    obs, _ = env.reset()
+    assert (
+        obs["instruction"]
+        == instance.task["instruction"]
+        != instantiate("os-write-file", 0).task["instruction"]
+    )
+    for call in instance.gui:
+        _, reward, terminated, _, _ = env.step(call)
+    assert terminated and reward == 1.0

@@ -26,7 +26,8 @@ from hybrid_agent import metrics
 from hybrid_agent.agent_loop import AgentConfig
 from hybrid_agent.recorder import iter_episodes
 from hybrid_agent.runner import RunConfig, Runner
-from hybrid_agent.suite import SuiteTask, load_suite
+from hybrid_agent.suite import SuiteTask, load_suite, load_tasks
+from osworld_mcp_env.tasks.templates import TRAIN_SEEDS, is_instance_id, parse_instance_id
 
 from grpo_trainer.errors import ConfigError
 from grpo_trainer.policy import AgentPolicy, TrainablePolicy
@@ -41,7 +42,9 @@ class ProbeSettings:
             ``every``, ``2 * every``, ...
         suite: The held-out tasks, as ``hybrid_agent``'s suite specs read them
             (``seeded:test``, a split file, a directory of task JSONs).
-        tasks: Task ids or sources probed instead of ``suite`` when given.
+        tasks: Task ids or suite specs probed instead of ``suite`` when given (an id the
+            OSWorld loader does not know goes to the env as is). A template seed must be
+            held out (``TEMPLATE@SEED`` with SEED outside ``TRAIN_SEEDS``).
         max_steps: Steps per probe episode.
         envs: Envs each rank steps at once.
         temperature: 0 is greedy.
@@ -65,10 +68,22 @@ class ProbeSettings:
 
 
 def probe_tasks(settings: ProbeSettings) -> list[SuiteTask]:
-    """The held-out tasks: ``settings.tasks`` when given, else ``settings.suite`` resolved."""
-    if settings.tasks:
-        return [SuiteTask(task, "probe", task) for task in settings.tasks]
-    return load_suite(settings.suite)
+    """The held-out tasks: ``settings.tasks`` when given, else ``settings.suite`` resolved.
+
+    Raises:
+        ConfigError: A template instance with a seed training draws from.
+    """
+    tasks = load_tasks(settings.tasks, pass_unknown=True) if settings.tasks else load_suite(settings.suite)
+    trained = [
+        t.task_id
+        for t in tasks
+        if is_instance_id(t.task_id) and parse_instance_id(t.task_id)[1] in TRAIN_SEEDS
+    ]
+    if trained:
+        raise ConfigError(
+            f"probe: {trained} use training seeds (>= {TRAIN_SEEDS.start}); probe held-out seeds."
+        )
+    return tasks
 
 
 def rank_share(tasks: Sequence[SuiteTask], rank: int, world_size: int) -> list[SuiteTask]:

@@ -1,8 +1,14 @@
-"""Which tasks an evaluation runs: a bundled suite, an OSWorld split file, or a directory of task JSONs."""
+"""Which tasks an evaluation or a training run takes: suites, split files, directories, task ids.
+
+One resolver for ``hybrid-agent eval --suite`` and ``grpo-train``'s ``tasks``: a spec is
+``bundled``, ``seeded[:train|test]``, an OSWorld split file, a directory of task JSONs, or
+one task id (a bundled id, a seeded ``TEMPLATE@SEED``).
+"""
 
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -11,9 +17,13 @@ from osworld_mcp_env.errors import TaskError, TaskNotFound
 from osworld_mcp_env.tasks import BUNDLED_TASK_IDS, TaskLibrary, load_split, load_task, split_task_ids
 from osworld_mcp_env.tasks.bundled import bundled_solution
 from osworld_mcp_env.tasks.bundled.export import seeded_root
-from osworld_mcp_env.tasks.templates import TEMPLATES
+from osworld_mcp_env.tasks.templates import TEMPLATES, is_instance_id, parse_instance_id
 
 from hybrid_agent.errors import ConfigError
+
+
+class UnknownSuite(ConfigError):
+    """A spec that is no suite and no task id known here (the message suggests close ids)."""
 
 
 @dataclass(frozen=True)
@@ -41,15 +51,42 @@ def load_suite(spec: str, tasks_dir: str | Path | None = None) -> list[SuiteTask
     Args:
         spec: ``bundled``; ``seeded`` (every template's seed-0 instance), ``seeded:train`` or
             ``seeded:test`` (the seeded suite's splits); a split file (``{domain: [ids]}``,
-            OSWorld's ``test_all.json``); or a directory searched for task JSONs at any depth.
+            OSWorld's ``test_all.json``, where ``TEMPLATE@SEED`` ids are built, not looked
+            up); a directory searched for task JSONs at any depth; or one task id.
         tasks_dir: Where a split's ids are looked up (default: ``examples`` beside the
             split file, else the split file's directory).
 
     Raises:
-        ConfigError: The spec is none of these.
-        TaskNotFound: A split names an id that is not in ``tasks_dir``.
+        UnknownSuite: The spec is none of these.
+        ConfigError: A ``seeded:`` split that is not ``train`` or ``test``.
+        TaskNotFound: A split names an id that is not in ``tasks_dir``; a bad ``TEMPLATE@SEED``.
     """
     return [replace(task, tool_reachable=tool_annotation(task.task_id)) for task in _resolve(spec, tasks_dir)]
+
+
+def load_tasks(
+    entries: Sequence[str], tasks_dir: str | Path | None = None, *, pass_unknown: bool = False
+) -> list[SuiteTask]:
+    """Every entry resolved by :func:`load_suite`, concatenated in order (a trainer's ``tasks``).
+
+    Args:
+        entries: Suite specs and task ids.
+        tasks_dir: As :func:`load_suite`'s.
+        pass_unknown: Keep an entry that is no suite and no task here as a task id for the
+            env to resolve at reset (an env with its own task names, such as the toy env).
+
+    Raises:
+        UnknownSuite: An unknown entry, unless ``pass_unknown``.
+    """
+    tasks: list[SuiteTask] = []
+    for entry in entries:
+        try:
+            tasks += load_suite(entry, tasks_dir)
+        except UnknownSuite:
+            if not pass_unknown:
+                raise
+            tasks.append(SuiteTask(entry, "unknown", entry))
+    return tasks
 
 
 def _resolve(spec: str, tasks_dir: str | Path | None) -> list[SuiteTask]:
@@ -69,11 +106,19 @@ def _resolve(spec: str, tasks_dir: str | Path | None) -> list[SuiteTask]:
         root = Path(tasks_dir) if tasks_dir else _default_tasks_dir(path)
         library = TaskLibrary([root])
         domain_of = {tid: domain for domain, ids in by_domain.items() for tid in ids}
-        return [SuiteTask(tid, domain_of[tid], str(library.find(tid))) for tid in split_task_ids(by_domain)]
-    raise ConfigError(
-        f"Suite {spec!r} is not 'bundled', 'seeded[:train|test]', a split file or a directory of "
-        f"task JSONs (cwd: {Path.cwd()})."
-    )
+        return [
+            SuiteTask(tid, domain_of[tid], tid if is_instance_id(tid) else str(library.find(tid)))
+            for tid in split_task_ids(by_domain)
+        ]
+    try:
+        return [_entry(spec)]
+    except TaskNotFound as exc:
+        if is_instance_id(spec):
+            raise
+        raise UnknownSuite(
+            f"Suite {spec!r} is not 'bundled', 'seeded[:train|test]', a split file, a directory of "
+            f"task JSONs or a task id (cwd: {Path.cwd()}). {exc}"
+        ) from None
 
 
 def _default_tasks_dir(split: Path) -> Path:
@@ -90,9 +135,11 @@ def tool_annotation(task_id: str) -> bool | None:
     """Whether the task is annotated as tool-beneficial, ``None`` when nothing annotates it.
 
     Sources, first match wins: a bundled task has a tool route (``bundled_solution(id, "tools")``);
-    a seeded template has a tool oracle (``Template.tool_reachable``); an OSWorld task is in
-    OSWorld-MCP's ``has_tool.json`` (true) or only in its ``test_all.json`` (false).
+    a seeded template (any of its seeds) has a tool oracle (``Template.tool_reachable``); an
+    OSWorld task is in OSWorld-MCP's ``has_tool.json`` (true) or only in its ``test_all.json`` (false).
     """
+    if is_instance_id(task_id):
+        task_id = parse_instance_id(task_id)[0]
     if task_id in BUNDLED_TASK_IDS:
         try:
             bundled_solution(task_id, "tools")

@@ -23,6 +23,7 @@ from osworld_mcp_env.registry import did_you_mean
 from osworld_mcp_env.tasks.checks import GETTERS, METRICS
 from osworld_mcp_env.tasks.model import Task, task_from_dict
 from osworld_mcp_env.tasks.setup import SETUP_STEPS
+from osworld_mcp_env.tasks.templates import instantiate, is_instance_id, parse_instance_id
 
 BUNDLED_DIR = Path(str(resources.files("osworld_mcp_env.tasks") / "bundled"))
 
@@ -169,13 +170,14 @@ def load_task(
     """Loads a task from an id, a JSON file path, a dict or a :class:`Task`.
 
     Args:
-        source: A task id (looked up in ``library``), a path to a ``.json`` file,
-            an OSWorld task dict, or an already built task (re-validated).
+        source: A task id (looked up in ``library``), a seeded template instance
+            ``TEMPLATE@SEED`` (built by :func:`~osworld_mcp_env.tasks.templates.instantiate`),
+            a path to a ``.json`` file, an OSWorld task dict, or an already built task (re-validated).
         library: Where ids are searched; default: the bundled tasks.
         strict: See the module docstring.
 
     Raises:
-        TaskNotFound: No task with that id or path.
+        TaskNotFound: No task with that id or path, no such template, or a bad seed.
         TaskError: The task is malformed or (``strict``) uses unknown names.
     """
     if isinstance(source, Task):
@@ -186,6 +188,8 @@ def load_task(
         return read_task_file(source, strict=strict)
     if not isinstance(source, str):
         raise TaskError(f"A task source is an id, a path, a dict or a Task, got {type(source).__name__}.")
+    if is_instance_id(source):
+        return validate_task(task_from_dict(instantiate(*parse_instance_id(source)).task), strict=strict)
     return (library or default_library()).load(source, strict=strict)
 
 
