@@ -1,10 +1,20 @@
+import dataclasses
 import math
 
 import numpy as np
 import pytest
 from grpo_helpers import episode, gui, sample, tool
-from grpo_trainer.advantage import AdvantageConfig, broadcast_per_step, group_advantages, keep_group, zscore
-from grpo_trainer.errors import ConfigError
+from grpo_trainer.advantage import (
+    AdvantageConfig,
+    broadcast_per_step,
+    broadcast_whole,
+    group_advantages,
+    hybridcua_config,
+    keep_group,
+    keep_spread,
+    zscore,
+)
+from grpo_trainer.errors import ConfigError, RegistryError
 from grpo_trainer.rewards import RewardConfig
 
 
@@ -18,11 +28,51 @@ def test_broadcast_divides_by_length():
     assert broadcast_per_step([0.9, -0.6], [3, 2]) == [[0.3, 0.3, 0.3], [-0.3, -0.3]]
 
 
+def test_hybridcua_broadcast_has_no_one_over_t():
+    assert broadcast_whole([0.9, -0.6], [3, 2]) == [[0.9, 0.9, 0.9], [-0.6, -0.6]]
+
+
 def test_filter_bounds_are_strict():
     config = AdvantageConfig()
-    assert not keep_group(0.0, config) and not keep_group(1.0, config)
-    assert keep_group(0.125, config) and keep_group(0.875, config)
-    assert not keep_group(0.05, config) and not keep_group(0.95, config)
+    assert not keep_group([], 0.0, config) and not keep_group([], 1.0, config)
+    assert keep_group([], 0.125, config) and keep_group([], 0.875, config)
+    assert not keep_group([], 0.05, config) and not keep_group([], 0.95, config)
+
+
+def test_reward_spread_drops_only_groups_whose_combined_rewards_are_all_equal():
+    config = AdvantageConfig()
+    assert not keep_spread([1.1, 1.1, 1.1], 1.0, config)
+    assert keep_spread([1.1, 1.0, 1.0], 1.0, config)  # all succeeded, the bonus differs: kept
+    assert keep_spread([-1.0, 1.0], 0.5, config)
+
+
+def test_hybridcua_group_advantages_hand_computed():
+    rewards, config = hybridcua_config()
+    label = {"preferred_interface": "cli"}
+    # A: success with an executed shell command: R = 1 + 0.1 = 1.1, two steps.
+    # B: success through the GUI alone: R = 1.0, three steps.
+    # C: failure whose only command failed: R = -1, and -0.3 on that step after normalisation.
+    a = episode(1.0, [sample(tool("bash", command="ls")), sample(gui("terminate"), index=1)], label)
+    b = episode(1.0, [sample(gui(), index=i) for i in range(3)], label)
+    c = episode(0.0, [sample(tool("bash", command="false"), exec_ok=False)], label)
+    result = group_advantages([a, b, c], rewards, dataclasses.replace(config, std_eps=0.0))
+    # mean 11/30; deviations 22/30, 19/30, -41/30; sample var (484 + 361 + 1681) / 900 / 2 = 2526/1800
+    std = math.sqrt(2526 / 1800)
+    za, zb, zc = 22 / 30 / std, 19 / 30 / std, -41 / 30 / std
+    assert result.returns == pytest.approx([1.1, 1.0, -1.0])
+    assert result.kept  # R differ (success rate 2/3)
+    assert result.advantages[0] == pytest.approx([za, za])  # no 1/T
+    assert result.advantages[1] == pytest.approx([zb] * 3)
+    assert result.advantages[2] == pytest.approx([zc - 0.3])
+    same = [episode(1.0, [sample(gui())], label) for _ in range(3)]
+    assert not group_advantages(same, rewards, config).kept  # all R = 1.0
+
+
+def test_unknown_broadcast_or_filter_names_raise_with_a_suggestion():
+    with pytest.raises(RegistryError, match="Did you mean 'repeat'"):
+        AdvantageConfig(broadcast="repeats")
+    with pytest.raises(RegistryError, match="Did you mean 'reward_spread'"):
+        AdvantageConfig(group_filter="reward_sprea")
 
 
 def test_group_advantages_hand_computed():

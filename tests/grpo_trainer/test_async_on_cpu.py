@@ -19,6 +19,7 @@ from grpo_trainer.toy_menu import MENU
 from grpo_trainer.vector import make_group_env
 from toy_setup import toy_config, toy_trainer
 
+UPDATES = 2  # toy_config's updates_per_batch: optimizer updates per step, the unit of staleness
 DEADLINE_S = 300  # generous: the machine is shared; nothing below is timed, only waited on
 
 
@@ -92,16 +93,17 @@ def test_rollouts_overlap_updates_and_stale_groups_are_dropped_and_counted(tmp_p
     _GatedPolicy.next_step_started = threading.Event()
     _GatedPolicy.next_step_sampled = threading.Event()
     config = _async(toy_config(seed=0, steps=2), max_staleness=0, queue_size=1)
+    assert config.optim.updates_per_step == UPDATES
 
     def reset_options(step, group):  # called on the rollout thread
         if (step, group) == (1, 0):
             _GatedPolicy.next_step_started.set()
         if (step, group) == (1, 1):  # the second group of step 1 waits for the updated weights
             deadline = time.monotonic() + DEADLINE_S
-            while trainer.rollout_policy.version < 1:
-                assert time.monotonic() < deadline, "the learner never published version 1"
+            while trainer.rollout_policy.version < UPDATES:
+                assert time.monotonic() < deadline, "the learner never published step 0's weights"
                 time.sleep(0.01)
-            _GatedPolicy.log.append("rollout of step 1 saw version 1")
+            _GatedPolicy.log.append("rollout of step 1 saw step 0's weights")
         return {}
 
     venv = make_group_env(lambda: gym.make(config.env_id), config.rollout.group_size)
@@ -114,12 +116,13 @@ def test_rollouts_overlap_updates_and_stale_groups_are_dropped_and_counted(tmp_p
     assert _GatedPolicy.log == [
         "rollout of step 1 sampled",
         "update of step 0",
-        "rollout of step 1 saw version 1",
+        "rollout of step 1 saw step 0's weights",
     ]
-    assert "train/loss" in logs[0] and trainer.version >= 1  # step 0 trained (its groups mix outcomes)
+    assert "train/loss" in logs[0] and trainer.updates >= UPDATES  # step 0 trained (its groups mix outcomes)
     assert logs[0]["async/stale_groups"] == 0 and logs[0]["async/staleness_max"] == 0
-    # Step 1's first group began on version 0, one update phase behind the learner's version 1.
-    assert logs[1]["async/stale_groups"] == 1 and logs[1]["async/staleness_max"] == 1
+    # Versions count optimizer updates: step 1's first group began on version 0, the
+    # updates_per_batch = 2 updates of step 0 behind the weights it is trained against.
+    assert logs[1]["async/stale_groups"] == 1 and logs[1]["async/staleness_max"] == UPDATES
     assert logs[1]["rollout/groups_kept"] <= 1  # only the fresh group can reach the gradient
 
 

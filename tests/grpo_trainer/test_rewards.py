@@ -1,12 +1,15 @@
 import pytest
 from grpo_helpers import episode, gui, sample, tool
-from grpo_trainer.errors import RegistryError
+from grpo_trainer.advantage import hybridcua_config
+from grpo_trainer.errors import ConfigError, RegistryError
 from grpo_trainer.rewards import (
     RewardConfig,
     episode_return,
-    hybridcua_config,
+    interface_unlabelled,
     step_bonuses,
+    used_cli,
 )
+from osworld_mcp_env.tasks.templates import task_labels
 
 
 def test_return_success_pays_one_minus_length_share():
@@ -48,23 +51,64 @@ def test_a_failed_call_uses_up_its_key():
     assert step_bonuses(episode(1.0, samples), RewardConfig()) == [0.0, 0.0]
 
 
-def test_hybridcua_interface_preference_is_success_gated():
-    config = hybridcua_config()
-    used_mcp = [sample(tool(cell="A1")), sample(gui("terminate"), index=1)]
-    label = {"preferred_interface": "mcp"}
-    assert episode_return(episode(1.0, used_mcp, label), config) == pytest.approx(1.1)
-    assert episode_return(episode(0.0, used_mcp, label), config) == pytest.approx(-1.0)
-    gui_only = [sample(gui()), sample(gui("terminate"), index=1)]
-    assert episode_return(episode(1.0, gui_only, label), config) == pytest.approx(1.0)
-    assert episode_return(episode(1.0, gui_only, {"preferred_interface": "gui"}), config) == pytest.approx(
-        1.1
+def test_used_cli_counts_executed_bash_and_os_tool_calls_only():
+    config = RewardConfig()
+    assert used_cli(episode(1.0, [sample(tool("bash", command="ls"))]), config)
+    assert used_cli(
+        episode(1.0, [sample(gui()), sample(tool("os.search_files", keyword="x"), index=1)]), config
     )
-    assert episode_return(episode(1.0, used_mcp), config) == pytest.approx(1.0)  # unlabelled
+    assert not used_cli(episode(1.0, [sample(tool("bash", command="false"), exec_ok=False)]), config)
+    assert not used_cli(episode(1.0, [sample(tool("libreoffice_calc.set_cell_value", cell="A1"))]), config)
+    assert not used_cli(episode(1.0, [sample(gui()), sample(None, exec_ok=False, index=1)]), config)
 
 
-def test_hybridcua_execution_penalty_lands_on_the_failing_actions():
-    samples = [sample(tool(cell="A1"), exec_ok=False), sample(gui(), index=1), sample(None, exec_ok=False)]
-    assert step_bonuses(episode(1.0, samples), hybridcua_config()) == [-0.3, 0.0, -0.3]
+def test_hybridcua_interface_preference_pays_a_success_whose_cli_use_matches_the_label():
+    rewards, _ = hybridcua_config()
+    cli = {"preferred_interface": "cli"}
+    gui_label = {"preferred_interface": "gui"}
+    shell_then_gui = [sample(tool("bash", command="ls")), sample(gui("terminate"), index=1)]
+    app_tool_only = [
+        sample(tool("libreoffice_calc.set_cell_value", cell="A1")),
+        sample(gui("terminate"), index=1),
+    ]
+    # R = outcome + 0.1 * 1[used_cli == (label == "cli")], paid on success only.
+    assert episode_return(episode(1.0, shell_then_gui, cli), rewards) == pytest.approx(1.1)
+    assert episode_return(episode(0.0, shell_then_gui, cli), rewards) == pytest.approx(-1.0)
+    assert episode_return(episode(1.0, app_tool_only, cli), rewards) == pytest.approx(1.0)
+    assert episode_return(episode(1.0, app_tool_only, gui_label), rewards) == pytest.approx(1.1)
+    # The paper's rule: a GUI-labelled task whose trajectory contains a CLI command is not paid,
+    # even though it also acted through the GUI.
+    assert episode_return(episode(1.0, shell_then_gui, gui_label), rewards) == pytest.approx(1.0)
+
+
+def test_an_unlabelled_task_turns_the_interface_term_off_and_is_counted():
+    rewards, _ = hybridcua_config()
+    used = [sample(tool("bash", command="ls"))]
+    assert episode_return(episode(1.0, used), rewards) == pytest.approx(1.0)
+    assert interface_unlabelled(episode(1.0, used), rewards)
+    assert not interface_unlabelled(episode(1.0, used, {"preferred_interface": "cli"}), rewards)
+    assert not interface_unlabelled(episode(1.0, used), RewardConfig())  # term not configured
+    with pytest.raises(ConfigError, match="preferred_interface must be one of"):
+        episode_return(episode(1.0, used, {"preferred_interface": "mcp"}), rewards)
+
+
+def test_hybridcua_execution_penalty_lands_on_failed_shell_commands_only():
+    samples = [
+        sample(tool("bash", command="false"), exec_ok=False, index=0),  # failed shell command
+        sample(tool("os.rename_directory", old="a"), exec_ok=False, index=1),  # failed CLI-routed tool
+        sample(tool("libreoffice_calc.set_cell_value"), exec_ok=False, index=2),  # app tool: not a shell
+        sample(gui(), exec_ok=False, index=3),  # refused GUI action
+        sample(None, exec_ok=False, index=4),  # parse error
+        sample(tool("bash", command="ls"), index=5),  # executed
+    ]
+    rewards, _ = hybridcua_config()
+    assert step_bonuses(episode(1.0, samples), rewards) == [-0.3, -0.3, 0.0, 0.0, 0.0, 0.0]
+
+
+def test_templates_label_their_tasks_from_the_tool_oracle():
+    assert task_labels("calc-count-above@1003") == {"preferred_interface": "cli"}  # has a tool oracle
+    assert task_labels("os-write-file") == {"preferred_interface": "gui"}  # GUI oracle only
+    assert task_labels("toy") == {} and task_labels({"id": "x"}) == {}  # no template: unlabelled
 
 
 def test_unknown_term_names_fail_at_config_time_with_a_suggestion():

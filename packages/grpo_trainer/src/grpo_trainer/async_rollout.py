@@ -8,7 +8,7 @@ time, updates, and publishes its weights to the copy
 step sample carries the version of the weights that produced it and the
 log-probabilities they gave, so the clipped ratio and the KL of a stale sample
 are taken against the policy that really acted. A group whose oldest sample is
-more than ``max_staleness`` versions behind the weights being updated is dropped
+more than ``max_staleness`` versions (optimizer updates) behind the weights being updated is dropped
 (:func:`split_stale`) and counted.
 
 The thread never touches the backend: on ZeRO-3 the learner gathers the weights

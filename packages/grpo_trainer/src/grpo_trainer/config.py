@@ -46,7 +46,16 @@ class RolloutSettings:
 
 @dataclass(frozen=True)
 class OptimSettings:
-    """AdamW with a cosine schedule (no warm-up), grad-norm clipping, several updates per batch."""
+    """AdamW with a cosine schedule (no warm-up), grad-norm clipping, several updates per batch.
+
+    ``updates_per_batch`` is read as full passes: each pass is ``minibatches`` optimizer updates,
+    and with the default ``minibatches = 1`` every update takes the gradient of the whole
+    rollout batch (the study's "4 updates per step" = 4 passes of one update each).
+    ``minibatches = N`` is the other reading, PPO's: each pass splits the batch (in sample
+    order) into N near-equal mini-batches, one optimizer update each, so every sample is seen
+    once per pass and a step makes ``updates_per_batch * N`` updates (what the LR schedule
+    and ``[engine] max_staleness`` count).
+    """
 
     lr: float = 5e-6
     schedule: str = "cosine"
@@ -55,6 +64,7 @@ class OptimSettings:
     betas: tuple[float, float] = (0.9, 0.999)
     grad_clip: float = 1.0
     updates_per_batch: int = 4
+    minibatches: int = 1
     clip_eps: float = 0.2
     kl_beta: float = 0.02
     total_steps: int = 100
@@ -62,8 +72,13 @@ class OptimSettings:
     def __post_init__(self) -> None:
         if self.schedule not in ("cosine", "constant"):
             raise ConfigError(f"schedule must be 'cosine' or 'constant', got {self.schedule!r}.")
-        if self.lr <= 0 or self.updates_per_batch < 1 or self.total_steps < 1:
-            raise ConfigError("lr must be > 0, updates_per_batch and total_steps >= 1.")
+        if self.lr <= 0 or self.updates_per_batch < 1 or self.minibatches < 1 or self.total_steps < 1:
+            raise ConfigError("lr must be > 0, updates_per_batch, minibatches and total_steps >= 1.")
+
+    @property
+    def updates_per_step(self) -> int:
+        """Optimizer updates one training step makes: passes times mini-batches."""
+        return self.updates_per_batch * self.minibatches
 
 
 @dataclass(frozen=True)
@@ -72,8 +87,11 @@ class EngineSettings:
 
     ``mode = "async"`` rolls out the next steps on a thread while the learner updates
     (:mod:`grpo_trainer.async_rollout`): up to ``queue_size`` finished steps wait, and a
-    group whose oldest sample is more than ``max_staleness`` policy versions (update
-    phases) behind the weights being updated is dropped and counted.
+    group whose oldest sample is more than ``max_staleness`` optimizer updates behind the
+    weights being updated is dropped and counted. The default 2 is the GUI+CLI study's
+    (HybridCUA's) bound, which counts optimizer updates. A group rolled out while the
+    previous step trained is ``optim.updates_per_step`` updates behind (4 with the
+    defaults), so keeping such groups needs ``max_staleness >= updates_per_step``.
     """
 
     backend: str = "deepspeed"

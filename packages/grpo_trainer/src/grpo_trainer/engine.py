@@ -4,10 +4,11 @@ One training step rolls out ``tasks_per_step`` groups on every rank, scores them
 takes every kept sample's stored prompt (the ids and multimodal inputs the policy saw
 at rollout time: nothing is re-rendered; ``engine.replay_check`` rebuilds each
 context from the episode record and checks it against them, for debugging), then
-runs ``updates_per_batch`` updates on the whole batch,
-each over micro-batches of ``engine.micro_batch_size`` samples. What differs between
-plain torch and DeepSpeed ZeRO (gathering weights for generation, backward, step,
-checkpoint files) is a :class:`~grpo_trainer.backend.Backend`; the loop is this one.
+runs ``updates_per_batch`` passes over the batch, each ``optim.minibatches`` optimizer
+updates (one per mini-batch; 1: the whole batch), each over micro-batches of
+``engine.micro_batch_size`` samples. What differs between plain torch and DeepSpeed
+ZeRO (gathering weights for generation, backward, step, checkpoint files) is a
+:class:`~grpo_trainer.backend.Backend`; the loop is this one.
 A checkpoint holds model, optimizer, scheduler, every RNG stream and the step
 counter, and its ``latest`` pointer moves last, so a run killed at any moment
 resumes from its last checkpoint and reproduces the following steps exactly.
@@ -44,8 +45,10 @@ from grpo_trainer.episode import Episode, StepSample
 from grpo_trainer.errors import CheckpointError, GRPOError
 from grpo_trainer.loss import policy_loss
 from grpo_trainer.metrics import MetricsSink
+from grpo_trainer.optim import minibatch_bounds
 from grpo_trainer.policy import TrainablePolicy, VersionedPolicy
 from grpo_trainer.probes import probe_metrics, run_probe
+from grpo_trainer.rewards import RewardConfig, interface_unlabelled
 from grpo_trainer.rollout import RolloutConfig, collect_group, rebuild_messages
 
 __all__ = ["ReplayMismatch", "Trainer", "rollout_config"]
@@ -103,8 +106,7 @@ class Trainer:
         self.reset_options = reset_options or (lambda step, group: {})
         self.rollout_config = rollout_config(config)
         self.step = 0
-        self.updates = 0  # optimizer updates
-        self.version = 0  # policy version: update phases (steps that changed the weights)
+        self.updates = 0  # optimizer updates: the version of the weights, what staleness counts
         self.asynchronous = config.engine.mode == "async"
         # The async rollout copy is taken before a backend partitions the module (ZeRO-3).
         self.rollout_policy = VersionedPolicy(copy.deepcopy(policy) if self.asynchronous else policy)
@@ -156,16 +158,16 @@ class Trainer:
         return groups
 
     def _publish(self) -> None:
-        """Hands the weights of version ``self.version`` to the rollout policy.
+        """Hands the weights after ``self.updates`` optimizer updates (their version) to the rollout policy.
 
         In sync mode it is the trained policy itself; in async mode its copy gets the
         full weights (gathered by the backend, on every rank at the same step).
         """
         if not self.asynchronous:
-            self.rollout_policy.publish(self.version)
+            self.rollout_policy.publish(self.updates)
             return
         with self.backend.generation():
-            self.rollout_policy.publish(self.version, self.policy.module.state_dict())
+            self.rollout_policy.publish(self.updates, self.policy.module.state_dict())
 
     def _batch(self, scored: list[GroupAdvantages]) -> dict[str, Any] | None:
         """The kept samples as lists (stored prompt ids, response ids, old log-probs, advantage)."""
@@ -258,19 +260,23 @@ class Trainer:
         t1 = time.perf_counter()
         scored = [group_advantages(g, self.config.reward, self.config.advantage) for g in groups]
         batch = self._batch(scored)
-        micro = self._micro_batches(batch) if batch is not None else []
-        # Every rank must take the same updates: all of them train, or (one has nothing) none does.
-        train = self.backend.agree(int(bool(micro)), "min") == 1
-        rounds = self.backend.agree(len(micro), "max") if train else 0
+        optim = self.config.optim
+        # One list of micro-batches per mini-batch ([optim] minibatches), each one optimizer update.
+        micros = []
+        if batch is not None:
+            bounds = minibatch_bounds(len(batch["prompts"]), optim.minibatches)
+            rows = [{k: v[lo:hi] for k, v in batch.items()} for lo, hi in bounds if hi > lo]
+            micros = [self._micro_batches(part) for part in rows]
+        # Every rank must take the same updates: all of them train, or (one has too few samples) none does.
+        train = self.backend.agree(int(len(micros) == optim.minibatches), "min") == 1
+        rounds = self.backend.agree(max(map(len, micros), default=0), "max") if train else 0
         t2 = time.perf_counter()
-        updates = [
-            self._update(micro, rounds) for _ in range(self.config.optim.updates_per_batch if train else 0)
-        ]
+        passes = optim.updates_per_batch if train else 0
+        updates = [self._update(micro, rounds) for _ in range(passes) for micro in micros]
         if updates:
-            self.version += 1
             self._publish()
         t3 = time.perf_counter()
-        metrics = _rollout_metrics(scored)
+        metrics = _rollout_metrics(scored, self.config.reward)
         if updates:
             metrics.update(updates[0])
             metrics["train/kl_last"] = updates[-1]["train/kl"]
@@ -333,8 +339,8 @@ class Trainer:
                 t0 = time.perf_counter()
                 batch = worker.next()
                 waited = time.perf_counter() - t0
-                fresh, stale = split_stale(batch.groups, self.version, engine.max_staleness)
-                behind = [self.version - v for v in map(oldest_version, batch.groups) if v is not None]
+                fresh, stale = split_stale(batch.groups, self.updates, engine.max_staleness)
+                behind = [self.updates - v for v in map(oldest_version, batch.groups) if v is not None]
                 timings = {
                     "time/rollout_s": batch.seconds,
                     "time/wait_s": waited,
@@ -355,7 +361,6 @@ class Trainer:
             "config": self.config.to_dict(),
             "step": self.step,
             "updates": self.updates,
-            "version": self.version,
             "rng": {
                 "generator": self.generator.get_state(),
                 "torch": torch.get_rng_state(),
@@ -383,7 +388,7 @@ class Trainer:
         torch.set_rng_state(state["rng"]["torch"])
         np.random.set_state(state["rng"]["numpy"])
         random.setstate(state["rng"]["python"])
-        self.step, self.updates, self.version = state["step"], state["updates"], state["version"]
+        self.step, self.updates = state["step"], state["updates"]
 
 
 def _seed_everything(seed: int) -> None:
@@ -392,7 +397,7 @@ def _seed_everything(seed: int) -> None:
     torch.manual_seed(seed)
 
 
-def _rollout_metrics(scored: list[GroupAdvantages]) -> dict[str, float]:
+def _rollout_metrics(scored: list[GroupAdvantages], rewards: RewardConfig) -> dict[str, float]:
     episodes = [e for g in scored for e in g.episodes]
     returns = [r for g in scored for r in g.returns]
     adopted = [any(s.is_mcp and s.exec_ok for s in e.samples) for e in episodes]
@@ -403,4 +408,6 @@ def _rollout_metrics(scored: list[GroupAdvantages]) -> dict[str, float]:
         "rollout/crashed": float(sum(g.crashed for g in scored)),
         "rollout/groups_kept": float(sum(g.kept for g in scored)),
         "rollout/samples": float(sum(e.length for g in scored if g.kept for e in g.episodes)),
+        # The interface term is on but the task has no preferred_interface: it paid 0.
+        "reward/interface_unlabelled": float(sum(interface_unlabelled(e, rewards) for e in episodes)),
     }

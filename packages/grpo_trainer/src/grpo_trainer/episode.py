@@ -37,8 +37,8 @@ class StepSample:
         call: The parsed call, or ``None`` when the output did not parse.
         exec_ok: The action executed (parsed, accepted by the env, a tool call without error).
         read_only: The called tool declares ``readOnlyHint`` (``None``: unknown or a GUI action).
-        policy_version: The version of the weights that generated it: how many update phases
-            (training steps that changed the weights) they had been through.
+        policy_version: The version of the weights that generated it: how many optimizer
+            updates they had been through.
         finish_reason: Why generation stopped; ``length``: cut off, nothing was executed.
     """
 

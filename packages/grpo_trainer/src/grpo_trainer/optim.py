@@ -2,7 +2,8 @@
 
 Both backends (:mod:`grpo_trainer.backend`, :mod:`grpo_trainer.backend_deepspeed`)
 build their AdamW and ``LambdaLR`` from here, so that a run's updates do not depend
-on the engine it runs on.
+on the engine it runs on. :func:`minibatch_bounds` is how a step's batch splits into
+``[optim] minibatches`` updates.
 """
 
 from __future__ import annotations
@@ -23,10 +24,24 @@ def cosine_factor(update: int, total: int, warmup: int = 0) -> float:
     return 0.5 * (1.0 + math.cos(math.pi * progress))
 
 
+def minibatch_bounds(n: int, parts: int) -> list[tuple[int, int]]:
+    """``[lo, hi)`` sample ranges splitting ``n`` samples in order into ``parts`` near-equal slices.
+
+    The first ``n % parts`` slices hold one sample more; every sample is in exactly one.
+    """
+    size, extra = divmod(n, parts)
+    bounds, lo = [], 0
+    for i in range(parts):
+        hi = lo + size + (i < extra)
+        bounds.append((lo, hi))
+        lo = hi
+    return bounds
+
+
 def lr_schedule(config: GRPOConfig) -> Callable[[int], float]:
     """The LR multiplier per optimizer update (``LambdaLR``'s function), the same for every backend."""
     optim = config.optim
-    total = optim.total_steps * optim.updates_per_batch
+    total = optim.total_steps * optim.updates_per_step
     if optim.schedule == "cosine":
         return lambda update: cosine_factor(update, total, optim.warmup_steps)
     return lambda update: 1.0

@@ -68,8 +68,8 @@ class TrainablePolicy(Protocol):
 class VersionedPolicy:
     """The policy rollouts sample from, and the version of the weights each model call used.
 
-    A version counts the update phases (training steps that changed the weights) the
-    weights went through. In sync mode the rollout policy is the trained one and
+    A version counts the optimizer updates the weights went through (what
+    ``[engine] max_staleness`` bounds). In sync mode the rollout policy is the trained one and
     :meth:`publish` only moves the counter. In async mode it is a copy that the learner
     refreshes with :meth:`publish` while rollouts go on; the copy happens between two
     model calls (a lock covers each call), so every call samples from one whole set of

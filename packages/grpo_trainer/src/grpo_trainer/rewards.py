@@ -17,10 +17,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from fnmatch import fnmatch
 
 from osworld_mcp_env.registry import Registry
 
-from grpo_trainer.episode import Episode
+from grpo_trainer.episode import Episode, StepSample
 from grpo_trainer.errors import ConfigError, RegistryError
 
 
@@ -36,10 +37,13 @@ class RewardConfig:
         lambda_len: Length penalty weight: ``- lambda_len * T / T_max``.
         lambda_cap: Step-cap penalty: ``- lambda_cap`` when ``T >= T_max``.
         lambda_mcp: Tool bonus per new, executed, state-changing MCP call, after normalisation.
-        interface_bonus: HybridCUA: added to R when a successful episode used the task's
-            ``preferred_interface`` label (``"mcp"`` or ``"gui"``).
-        exec_penalty: HybridCUA: added (negative) to the advantage of each action that failed
-            to execute (a parse error, a refused action, a tool error).
+        interface_bonus: HybridCUA's lambda (0.1): added to R when a successful episode's use of
+            the CLI matches the task's ``preferred_interface`` label (``"cli"`` or ``"gui"``).
+        exec_penalty: HybridCUA's ``-lambda`` (0.3): added to the advantage of each shell command
+            that failed (only those: parse errors and GUI refusals are not penalised).
+        cli_calls: Call names that are shell/CLI commands, as ``fnmatch`` patterns: ``bash`` (a
+            shell action, HybridCUA's own) and the ``os`` MCP server's tools, each of which runs
+            one command line in the desktop (``find``, ``cp``, ``git``, ``gsettings`` ...).
     """
 
     return_terms: tuple[str, ...] = ("outcome", "length", "step_cap")
@@ -51,6 +55,7 @@ class RewardConfig:
     lambda_mcp: float = 0.1
     interface_bonus: float = 0.1
     exec_penalty: float = -0.3
+    cli_calls: tuple[str, ...] = ("bash", "os.*")
 
     def __post_init__(self) -> None:
         if self.max_steps < 1:
@@ -65,6 +70,7 @@ ReturnTerm = Callable[[Episode, RewardConfig], float]
 StepTerm = Callable[[Episode, RewardConfig], list[float]]
 RETURN_TERMS: Registry[ReturnTerm] = Registry("return term", error=RegistryError)
 STEP_TERMS: Registry[StepTerm] = Registry("step term", error=RegistryError)
+INTERFACES = ("cli", "gui")
 
 
 def succeeded(episode: Episode, config: RewardConfig) -> bool:
@@ -90,23 +96,36 @@ def step_cap(episode: Episode, config: RewardConfig) -> float:
     return -config.lambda_cap if episode.length >= config.max_steps else 0.0
 
 
+def is_cli(sample: StepSample, config: RewardConfig) -> bool:
+    """The sample's call is a shell/CLI command (its name matches ``cli_calls``), executed or not."""
+    return sample.call is not None and any(fnmatch(sample.call.name, p) for p in config.cli_calls)
+
+
+def used_cli(episode: Episode, config: RewardConfig) -> bool:
+    """HybridCUA's "the trajectory contains a CLI command": at least one CLI call executed."""
+    return any(s.exec_ok and is_cli(s, config) for s in episode.samples)
+
+
+def interface_unlabelled(episode: Episode, config: RewardConfig) -> bool:
+    """The interface term is configured but the task has no label, so it pays 0 (counted, not raised)."""
+    return "interface_preference" in config.return_terms and not episode.labels.get("preferred_interface")
+
+
 @RETURN_TERMS.register("interface_preference")
 def interface_preference(episode: Episode, config: RewardConfig) -> float:
-    """HybridCUA: ``+interface_bonus`` when a success used the task's preferred interface.
+    """HybridCUA's ``R_CLI = 1[success] * 1[used_cli == cli_preferred]``, weighted by ``interface_bonus``.
 
-    The label ``preferred_interface`` is ``"mcp"`` (tool/CLI-solvable) or ``"gui"``; an
-    episode "used" it when at least one of its actions of that kind executed. Unlabelled
-    tasks get nothing.
+    The paper's rule: a successful trajectory is paid when whether it contains a CLI command
+    (:func:`used_cli`) agrees with the task's label, ``preferred_interface = "cli"`` (pays a
+    success that used the CLI) or ``"gui"`` (pays a success that used none, GUI alone). An
+    unlabelled task gets 0 (:func:`interface_unlabelled` counts those).
     """
     preferred = episode.labels.get("preferred_interface")
-    if preferred is None or not succeeded(episode, config):
+    if not preferred or not succeeded(episode, config):
         return 0.0
-    if preferred not in ("mcp", "gui"):
-        raise ConfigError(f"preferred_interface must be 'mcp' or 'gui', got {preferred!r}.")
-    used = any(
-        s.exec_ok and s.call is not None and (s.is_mcp == (preferred == "mcp")) for s in episode.samples
-    )
-    return config.interface_bonus if used else 0.0
+    if preferred not in INTERFACES:
+        raise ConfigError(f"preferred_interface must be one of {INTERFACES}, got {preferred!r}.")
+    return config.interface_bonus if used_cli(episode, config) == (preferred == "cli") else 0.0
 
 
 @STEP_TERMS.register("tool_bonus")
@@ -130,8 +149,13 @@ def tool_bonus(episode: Episode, config: RewardConfig) -> list[float]:
 
 @STEP_TERMS.register("exec_penalty")
 def exec_penalty(episode: Episode, config: RewardConfig) -> list[float]:
-    """HybridCUA: ``exec_penalty`` on each action that failed to execute, 0 elsewhere."""
-    return [0.0 if s.exec_ok else config.exec_penalty for s in episode.samples]
+    """HybridCUA's ``r_exec``: ``exec_penalty`` on each failed shell command, 0 elsewhere.
+
+    The paper penalises a command that ``exec_failed`` (non-zero exit, a timeout); here a CLI
+    call (:func:`is_cli`) whose execution failed (a tool error). A parse error, a refused or
+    failed GUI action and a failed app-tool call are not shell commands and get 0.
+    """
+    return [config.exec_penalty if is_cli(s, config) and not s.exec_ok else 0.0 for s in episode.samples]
 
 
 def episode_return(episode: Episode, config: RewardConfig) -> float:
@@ -146,12 +170,3 @@ def step_bonuses(episode: Episode, config: RewardConfig) -> list[float]:
         values = STEP_TERMS.get(name)(episode, config)
         total = [a + b for a, b in zip(total, values, strict=True)]
     return total
-
-
-def hybridcua_config(**overrides: object) -> RewardConfig:
-    """The GUI+CLI study's second set: outcome + interface preference; execution penalty per step."""
-    base: dict[str, object] = {
-        "return_terms": ("outcome", "interface_preference"),
-        "step_terms": ("exec_penalty",),
-    }
-    return RewardConfig(**{**base, **overrides})  # type: ignore[arg-type]

@@ -22,6 +22,7 @@ from hybrid_agent.agent_loop import NO_OP_ACTION, AgentConfig, AgentEpisode, Age
 from hybrid_agent.context import ContextConfig, build_context
 from hybrid_agent.messages import Message
 from hybrid_agent.retention import RetentionPlan
+from osworld_mcp_env.tasks.templates import task_labels
 
 from grpo_trainer.episode import Episode, StepSample
 from grpo_trainer.errors import GRPOError
@@ -100,7 +101,8 @@ def collect_group(
         config: Rollout settings.
         generator: The ``torch.Generator`` used for sampling.
         policy_version: The version of a plain ``policy``'s weights (for staleness).
-        reset_options: Extra reset options (a per-group crash for tests, task labels).
+        reset_options: Extra reset options (a per-group crash for tests; ``labels`` adds to or
+            replaces the task's own labels, :func:`osworld_mcp_env.tasks.templates.task_labels`).
 
     Returns:
         G episodes; a crashed one has ``crash`` set and no score.
@@ -112,7 +114,8 @@ def collect_group(
     # One seed per member: Sync/AsyncVectorEnv take a list, the base class types only an int.
     seeds = [seed] * n
     obs, infos = venv.reset(seed=seeds, options={"task": task, **(reset_options or {})})  # type: ignore[arg-type]
-    labels = dict((reset_options or {}).get("labels", {}))
+    # A seeded template labels its tasks (preferred_interface); reset options' labels override.
+    labels = {**task_labels(task), **(reset_options or {}).get("labels", {})}
     states = [AgentEpisode.start(str(task), i, _row(obs, i), _info_row(infos, i)) for i in range(n)]
     episodes = [Episode(str(task), group, i, states[i].instruction, labels=labels) for i in range(n)]
     for state, episode in zip(states, episodes, strict=True):

@@ -73,6 +73,16 @@ class Template:
     build: Callable[[random.Random, str], Instance] = field(repr=False)
     tool_reachable: bool
 
+    @property
+    def preferred_interface(self) -> str:
+        """The GUI+CLI study's (HybridCUA's) task label: ``"cli"`` or ``"gui"``.
+
+        ``"cli"`` when a non-GUI (tool/CLI) oracle solves it, ``"gui"`` when only the GUI
+        oracle does: the label says a non-GUI route exists, derived from ``tool_reachable``
+        so the two cannot disagree. A trainer's interface-preference reward reads it.
+        """
+        return "cli" if self.tool_reachable else "gui"
+
 
 TEMPLATES: Registry[Template] = Registry("task template")
 
@@ -94,6 +104,21 @@ def register_template(
 def instance_id(template_id: str, seed: int) -> str:
     """Task id of an instance: the template id for seed 0, ``<id>@<seed>`` otherwise."""
     return template_id if seed == 0 else f"{template_id}@{seed}"
+
+
+def task_labels(task: Any) -> dict[str, str]:
+    """The labels a trainer's reward terms read for ``task``: ``{"preferred_interface": ...}``.
+
+    Empty for anything no template makes (an OSWorld or bundled task id, a task dict):
+    those tasks carry no interface label.
+    """
+    if not isinstance(task, str):
+        return {}
+    try:
+        template_id, _ = parse_instance_id(task)
+    except TaskNotFound:
+        return {}
+    return {"preferred_interface": TEMPLATES.get(template_id).preferred_interface}
 
 
 def parse_instance_id(task_id: str) -> tuple[str, int]:
