@@ -15,7 +15,7 @@ from grpo_trainer.cli import build_policy
 from grpo_trainer.config import EngineSettings, GRPOConfig, OptimSettings, RolloutSettings, load_config
 from grpo_trainer.engine import Trainer
 from grpo_trainer.errors import ConfigError
-from grpo_trainer.hf_policy import VisionPrompt
+from grpo_trainer.hf_policy import VisionPrompt, token_logprobs
 from grpo_trainer.rewards import RewardConfig
 from grpo_trainer.vector import make_group_env
 from hybrid_agent.errors import ConfigError as HFConfigError
@@ -103,3 +103,36 @@ def test_the_gpu_example_is_wired_to_the_hf_loader():
         HFConfigError, match="cannot load a Qwen-VL checkpoint from '/models/Qwen3-VL-8B-Instruct'"
     ):
         build_policy(config)
+
+
+def test_a_prompt_over_the_cap_gets_an_empty_cut_off_reply_and_trains_nothing(rolled, tmp_path):
+    policy, trainer, groups = rolled
+    short, long = groups[0][0].samples[0].prompt_ids, groups[0][0].samples[1].prompt_ids
+    assert len(short) < len(long)  # the second step's context holds the first step
+    cap, policy.max_prompt_tokens = policy.max_prompt_tokens, len(short)
+    try:
+        both = policy.sample([long, short], 1.0, torch.Generator().manual_seed(3))
+        alone = policy.sample([short], 1.0, torch.Generator().manual_seed(3))
+        batch = {"prompts": [long, short], "responses": [[], alone[0].ids], "old": [[], alone[0].logprobs]}
+        micro = trainer._micro_batches({**batch, "advantages": [1.0, -1.0]})
+    finally:
+        policy.max_prompt_tokens = cap
+    assert (both[0].ids, both[0].logprobs, both[0].finish_reason) == ([], [], "length")
+    assert both[1] == alone[0]  # the fitting row samples as it would alone
+    assert [m["responses"] for m in micro] == [[alone[0].ids]]  # the empty reply is left out
+    assert micro[0]["advantages"][0, 0] == -1.0
+
+
+def test_chunked_log_probs_and_their_gradient_match_one_log_softmax():
+    logits = torch.randn(2, 5, 11, dtype=torch.float64, requires_grad=True)
+    ids = torch.randint(0, 11, (2, 5))
+    ids[0, 0] = 3  # a banned id: -inf, as the sampler never draws it
+    banned = [3]
+    want = torch.log_softmax(logits.masked_fill(torch.arange(11) == 3, float("-inf")) / 0.7, -1)
+    want = want.gather(-1, ids.unsqueeze(-1)).squeeze(-1)
+    got = token_logprobs(logits, ids, 0.7, banned, chunk=4)  # 2 positions per chunk: 3 chunks
+    assert torch.allclose(got, want.float())
+    weights = torch.rand(2, 5).masked_fill(ids == 3, 0.0)
+    (grad_got,) = torch.autograd.grad((got.nan_to_num(0.0, neginf=0.0) * weights).sum(), logits)
+    (grad_want,) = torch.autograd.grad((want.nan_to_num(0.0, neginf=0.0) * weights).sum(), logits)
+    assert torch.allclose(grad_got, grad_want.to(grad_got.dtype), atol=1e-6)

@@ -35,6 +35,9 @@ def test_policy_loss_is_a_token_mean_over_the_mask():
     assert loss.item() == pytest.approx(pg + 0.02 * kl)
     assert metrics["train/clip_frac"] == pytest.approx(1 / 3)
     assert metrics["train/tokens"] == 3
+    # ratios over the mask: 1, 0.5, 1 (the masked-out token's ratio 1 is not counted twice)
+    assert metrics["train/ratio_mean"] == pytest.approx(2.5 / 3)
+    assert (metrics["train/ratio_min"], metrics["train/ratio_max"]) == pytest.approx((0.5, 1.0))
 
 
 def test_masked_tokens_do_not_change_the_loss_or_gradient():

@@ -25,7 +25,8 @@ def build_policy(config: GRPOConfig) -> TrainablePolicy:
     """The policy a config names: ``tiny`` (in-code, over the toy env's menu) or ``hf:PATH``.
 
     An ``hf:`` checkpoint loads in fp32 for the torch backend (bf16 comes from autocast)
-    and in bf16 under DeepSpeed bf16; on the rank's GPU when there is one.
+    and in bf16 under DeepSpeed bf16; on the rank's GPU when there is one; it samples
+    within ``[rollout]``'s ``max_new_tokens`` and ``max_prompt_tokens``.
     """
     if config.policy == "tiny":
         from grpo_trainer.tiny import TinyPolicy
@@ -41,7 +42,11 @@ def build_policy(config: GRPOConfig) -> TrainablePolicy:
         bf16 = engine.backend == "deepspeed" and engine.precision == "bf16"
         device = f"cuda:{os.environ.get('LOCAL_RANK', '0')}" if torch.cuda.is_available() else "cpu"
         return HFTrainablePolicy.from_pretrained(
-            config.policy[3:], device=device, dtype="bfloat16" if bf16 else "float32"
+            config.policy[3:],
+            device=device,
+            dtype="bfloat16" if bf16 else "float32",
+            max_new_tokens=config.rollout.max_new_tokens,
+            max_prompt_tokens=config.rollout.max_prompt_tokens,
         )
     raise ConfigError(
         f"policy {config.policy!r} is not trainable: use 'tiny' or 'hf:PATH' (a local checkpoint)."

@@ -32,16 +32,27 @@ class RolloutSettings:
 
     ``executor`` names a kind of :func:`grpo_trainer.vector.make_group_env`: ``sync`` (this
     process), ``async`` (a subprocess per env) or ``ray`` (a Ray actor per env, any node).
+
+    ``max_new_tokens`` and ``max_prompt_tokens`` are the study's budgets of an ``hf:`` policy's
+    model call: a longer reply is cut off (it executes nothing); a longer prompt is not
+    sampled at all and its step, recorded with an empty response, trains nothing.
     """
 
     group_size: int = 8
     temperature: float = 1.0
     tasks_per_step: int = 4
     executor: str = "sync"
+    max_new_tokens: int = 8192
+    max_prompt_tokens: int = 16384
 
     def __post_init__(self) -> None:
         if self.group_size < 2 or self.tasks_per_step < 1:
             raise ConfigError(f"group_size must be >= 2 and tasks_per_step >= 1, got {self.group_size}.")
+        if self.max_new_tokens < 1 or self.max_prompt_tokens < 1:
+            raise ConfigError(
+                f"max_new_tokens and max_prompt_tokens must be >= 1, got {self.max_new_tokens} and "
+                f"{self.max_prompt_tokens}."
+            )
 
 
 @dataclass(frozen=True)

@@ -44,7 +44,7 @@ from grpo_trainer.config import GRPOConfig
 from grpo_trainer.episode import Episode, StepSample
 from grpo_trainer.errors import CheckpointError, GRPOError
 from grpo_trainer.loss import policy_loss
-from grpo_trainer.metrics import MetricsSink
+from grpo_trainer.metrics import MetricsSink, summarize_updates
 from grpo_trainer.optim import minibatch_bounds
 from grpo_trainer.policy import TrainablePolicy, VersionedPolicy
 from grpo_trainer.probes import probe_metrics, run_probe
@@ -197,18 +197,23 @@ class Trainer:
             )
 
     def _micro_batches(self, batch: dict[str, Any]) -> list[dict[str, Any]]:
-        """Slices of ``micro_batch_size`` samples as padded tensors (all of them when it is 0)."""
-        n = len(batch["prompts"])
-        size = self.config.engine.micro_batch_size or n
+        """Slices of ``micro_batch_size`` samples as padded tensors (all of them when it is 0).
+
+        A sample without response tokens (a prompt over ``max_prompt_tokens``) has nothing
+        to train and is left out.
+        """
+        keep = [i for i, response in enumerate(batch["responses"]) if response]
+        size = self.config.engine.micro_batch_size or max(len(keep), 1)
         out = []
-        for lo in range(0, n, size):
-            responses = batch["responses"][lo : lo + size]
-            old = batch["old"][lo : lo + size]
+        for lo in range(0, len(keep), size):
+            rows = keep[lo : lo + size]
+            responses = [batch["responses"][i] for i in rows]
+            old = [batch["old"][i] for i in rows]
             length = max(len(r) for r in responses)
-            advantages = torch.tensor(batch["advantages"][lo : lo + size])
+            advantages = torch.tensor([batch["advantages"][i] for i in rows])
             out.append(
                 {
-                    "prompts": batch["prompts"][lo : lo + size],
+                    "prompts": [batch["prompts"][i] for i in rows],
                     "responses": responses,
                     "old": torch.tensor([o + [0.0] * (length - len(o)) for o in old]),
                     "advantages": advantages.unsqueeze(1).expand(-1, length),
@@ -217,20 +222,37 @@ class Trainer:
             )
         return out
 
-    def _update(self, micro: list[dict[str, Any]], rounds: int) -> dict[str, float]:
+    def _filler(self, groups: list[list[Episode]]) -> dict[str, Any] | None:
+        """A one-sample micro-batch of any episode of ``groups`` (for passes of weight 0); ``None``: none."""
+        for sample in (s for group in groups for episode in group for s in episode.samples):
+            if sample.response_ids:
+                one = {
+                    "prompts": [sample.prompt_ids],
+                    "responses": [sample.response_ids],
+                    "old": [sample.old_logprobs],
+                    "advantages": [0.0],
+                }
+                return self._micro_batches(one)[0]
+        return None
+
+    def _update(
+        self, micro: list[dict[str, Any]], rounds: int, filler: dict[str, Any] | None = None
+    ) -> dict[str, float]:
         """One optimizer update over ``micro``: the token-mean loss of the whole batch.
 
         Each micro-batch's loss is weighted by its share of the tokens. Past ``len(micro)``,
-        up to ``rounds`` passes of weight 0 follow, so every rank runs as many
-        forward/backward passes as the busiest one (ZeRO-3 gathers parameters
-        collectively in each).
+        up to ``rounds`` passes of weight 0 follow (over ``filler``, by default the last
+        micro-batch), so every rank runs as many forward/backward passes as the busiest
+        one (ZeRO-3 gathers parameters collectively in each), a rank without kept samples
+        included.
         """
         optim = self.config.optim
         tokens = sum(float(m["mask"].sum()) for m in micro)
         totals: dict[str, float] = {"train/loss": 0.0}
+        filler = filler if filler is not None else micro[-1]
         for i in range(rounds):
             real = i < len(micro)
-            mb = micro[min(i, len(micro) - 1)]
+            mb = micro[i] if real else filler
             weight = float(mb["mask"].sum()) / tokens if real else 0.0
             with self.backend.forward():
                 logprobs = self.policy.logprobs(
@@ -244,7 +266,12 @@ class Trainer:
                 continue
             totals["train/loss"] += float(loss.detach()) * weight
             for key, value in metrics.items():
-                totals[key] = totals.get(key, 0.0) + (value if key == "train/tokens" else value * weight)
+                if key == "train/ratio_min":
+                    totals[key] = min(totals.get(key, value), value)
+                elif key == "train/ratio_max":
+                    totals[key] = max(totals.get(key, value), value)
+                else:
+                    totals[key] = totals.get(key, 0.0) + (value if key == "train/tokens" else value * weight)
         grad_norm = self.backend.step()
         self.updates += 1
         return {**totals, "train/grad_norm": grad_norm}
@@ -265,21 +292,24 @@ class Trainer:
         micros = []
         if batch is not None:
             bounds = minibatch_bounds(len(batch["prompts"]), optim.minibatches)
-            rows = [{k: v[lo:hi] for k, v in batch.items()} for lo, hi in bounds if hi > lo]
+            rows = [{k: v[lo:hi] for k, v in batch.items()} for lo, hi in bounds]
             micros = [self._micro_batches(part) for part in rows]
-        # Every rank must take the same updates: all of them train, or (one has too few samples) none does.
-        train = self.backend.agree(int(len(micros) == optim.minibatches), "min") == 1
-        rounds = self.backend.agree(max(map(len, micros), default=0), "max") if train else 0
+        micros += [[]] * (optim.minibatches - len(micros))
+        # Every rank must take the same updates. They train when any has kept samples; a rank
+        # without (or with an empty mini-batch) joins with passes of weight 0 over a sample of its
+        # own, so a step is lost only when some rank has no sample at all (every episode crashed
+        # before its first model call).
+        filler = next((m[-1] for m in micros if m), None) or self._filler(groups)
+        rounds = self.backend.agree(max(map(len, micros)), "max")
+        train = rounds > 0 and self.backend.agree(int(filler is not None), "min") == 1
         t2 = time.perf_counter()
         passes = optim.updates_per_batch if train else 0
-        updates = [self._update(micro, rounds) for _ in range(passes) for micro in micros]
+        updates = [self._update(micro, rounds, filler) for _ in range(passes) for micro in micros]
         if updates:
             self._publish()
         t3 = time.perf_counter()
         metrics = _rollout_metrics(scored, self.config.reward)
-        if updates:
-            metrics.update(updates[0])
-            metrics["train/kl_last"] = updates[-1]["train/kl"]
+        metrics.update(summarize_updates(updates))
         metrics.update(
             {
                 "step": self.step,

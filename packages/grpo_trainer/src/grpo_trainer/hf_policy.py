@@ -14,6 +14,17 @@ log-probabilities are ``log_softmax(logits / T)`` of the tokens drawn, the quant
 :meth:`HFTrainablePolicy.logprobs` recomputes. A prompt is a :class:`VisionPrompt`:
 its token ids (what the Trainer compares on replay) carrying the rendered text and
 images the processor turns back into pixel inputs when the model runs.
+
+Budgets: a response has at most ``max_new_tokens`` tokens (``[rollout] max_new_tokens``);
+a prompt longer than ``max_prompt_tokens`` is not run through the model at all: its
+row gets an empty response cut off for length (the agent loop executes nothing and
+tells the model; the step is recorded and, having no tokens, adds nothing to the
+gradient), so one overlong context never stops a run.
+
+Memory: full-vocabulary fp32 values are never kept for a whole response. Sampling
+records each drawn token's log-probability in a logits processor (one ``(B, V)``
+distribution alive at a time), and :func:`token_logprobs` scores chunks of positions,
+each recomputed in the backward pass instead of saved.
 """
 
 from __future__ import annotations
@@ -25,8 +36,84 @@ import torch
 from hybrid_agent.messages import Message, images_of
 from hybrid_agent.policies.base import FinishReason, PolicyOptions
 from hybrid_agent.policies.hf import STOP, HFPolicy
+from torch.utils.checkpoint import checkpoint
 
 from grpo_trainer.policy import Sampled
+
+# Tokens (rows x positions) per chunk of full-vocabulary values when scoring: 1,024 x 151,936 fp32 is 0.6 GB.
+LOGPROB_CHUNK = 1024
+
+
+def scaled_log_softmax(logits: torch.Tensor, temperature: float, banned: Sequence[int]) -> torch.Tensor:
+    """``log_softmax(logits / T)`` in fp32 over the vocabulary without ``banned`` ids: the sampling law."""
+    scaled = logits.float() / max(temperature, 1e-6)
+    if banned:
+        scaled[..., list(banned)] = float("-inf")
+    return torch.log_softmax(scaled, dim=-1)
+
+
+def _picked(
+    logits: torch.Tensor, ids: torch.Tensor, temperature: float, banned: Sequence[int]
+) -> torch.Tensor:
+    return scaled_log_softmax(logits, temperature, banned).gather(-1, ids.unsqueeze(-1)).squeeze(-1)
+
+
+def token_logprobs(
+    logits: torch.Tensor,
+    ids: torch.Tensor,
+    temperature: float,
+    banned: Sequence[int] = (),
+    chunk: int = LOGPROB_CHUNK,
+) -> torch.Tensor:
+    """``(B, L)`` :func:`scaled_log_softmax` of ``(B, L, V)`` logits at ``ids``, ``chunk`` tokens at a time.
+
+    A whole-sequence log-softmax keeps an fp32 ``(B, L, V)`` copy for the backward pass
+    besides the logits; here each chunk is checkpointed, so autograd keeps only the
+    logits and rebuilds one chunk's log-softmax when the gradient reaches it.
+    """
+    positions = max(1, chunk // max(logits.shape[0], 1))
+    recompute = torch.is_grad_enabled() and logits.requires_grad
+    parts = []
+    for part, part_ids in zip(logits.split(positions, dim=1), ids.split(positions, dim=1), strict=True):
+        if recompute:
+            picked = checkpoint(_picked, part, part_ids, temperature, banned, use_reentrant=False)
+        else:
+            picked = _picked(part, part_ids, temperature, banned)
+        parts.append(picked)
+    return torch.cat(parts, dim=1)
+
+
+class SampledLogprobs:
+    """A logits processor that makes the sampling law and keeps the log-probability of each drawn token.
+
+    ``generate`` calls it with the raw fp32 logits of every new position before the token
+    is drawn, so the token drawn from one call's distribution is the last of the next
+    call's ``input_ids``: one ``(B, V)`` distribution is alive at a time, where
+    ``output_logits`` would keep all of them (8 x 8,192 x 151,936 fp32 is 40 GB).
+    It returns the log-probabilities themselves as scores (softmax of them is the law),
+    so no temperature warper or token suppressor may follow it.
+    """
+
+    def __init__(self, temperature: float, banned: Sequence[int]) -> None:
+        """Samples at ``temperature`` with ``banned`` ids out of the vocabulary."""
+        self.temperature = temperature
+        self.banned = list(banned)
+        self._last: torch.Tensor | None = None
+        self._picked: list[torch.Tensor] = []
+
+    def __call__(self, input_ids: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
+        """The log-probs of the next token; records the previous token's."""
+        if self._last is not None:
+            self._picked.append(self._last.gather(-1, input_ids[:, -1:]).squeeze(-1))
+        self._last = scaled_log_softmax(scores, self.temperature, self.banned)
+        return self._last
+
+    def picked(self, sequences: torch.Tensor) -> torch.Tensor:
+        """``(B, N)`` log-probs of the ``N`` tokens generated, ``sequences`` being ``generate``'s output."""
+        if self._last is None:
+            return torch.zeros((sequences.shape[0], 0))
+        last = self._last.gather(-1, sequences[:, -1:].to(self._last.device)).squeeze(-1)
+        return torch.stack([*self._picked, last], dim=1).cpu()
 
 
 class VisionPrompt(list[int]):
@@ -46,12 +133,15 @@ class HFTrainablePolicy:
         module: The model (``Qwen3VLForConditionalGeneration`` or any image-text-to-text LM).
     """
 
-    def __init__(self, model: Any, processor: Any, max_new_tokens: int = 256) -> None:
+    def __init__(
+        self, model: Any, processor: Any, max_new_tokens: int = 8192, max_prompt_tokens: int = 16384
+    ) -> None:
         """Wraps a loaded model and processor (the processor pads on the left, as ``hf:`` does)."""
         self.module = model
         self.processor = processor
         self.processor.tokenizer.padding_side = "left"
         self.max_new_tokens = max_new_tokens
+        self.max_prompt_tokens = max_prompt_tokens
         tokenizer = processor.tokenizer
         eos = model.generation_config.eos_token_id
         eos_ids = eos if isinstance(eos, list) else [eos]
@@ -64,7 +154,12 @@ class HFTrainablePolicy:
 
     @classmethod
     def from_pretrained(
-        cls, path: str, device: str = "cpu", dtype: str = "float32", max_new_tokens: int = 256
+        cls,
+        path: str,
+        device: str = "cpu",
+        dtype: str = "float32",
+        max_new_tokens: int = 8192,
+        max_prompt_tokens: int = 16384,
     ) -> HFTrainablePolicy:
         """Loads a local checkpoint through ``hf:``'s loader, in train mode.
 
@@ -74,11 +169,12 @@ class HFTrainablePolicy:
             dtype: ``float32`` for the torch backend (autocast does bf16), ``bfloat16`` under
                 DeepSpeed bf16 (the engine keeps fp32 masters in the optimizer).
             max_new_tokens: The longest response sampled.
+            max_prompt_tokens: The longest prompt sampled after (longer ones get an empty response).
         """
         options = PolicyOptions(max_tokens=max_new_tokens, extra={"device": device, "dtype": dtype})
         loaded = HFPolicy.from_pretrained(path, options)
         loaded.model.train()
-        return cls(loaded.model, loaded.processor, max_new_tokens)
+        return cls(loaded.model, loaded.processor, max_new_tokens, max_prompt_tokens)
 
     # --- prompts ---------------------------------------------------------------------------
     def encode(self, messages: Sequence[Message]) -> VisionPrompt:
@@ -105,42 +201,56 @@ class HFTrainablePolicy:
         """Samples one response per prompt at ``temperature``; seeded from ``generator``.
 
         ``generate`` draws from the global RNG, so a seed taken from ``generator`` seeds a
-        forked RNG state: the Trainer's checkpointed streams alone decide the samples.
+        forked RNG state: the Trainer's checkpointed streams alone decide the samples. A
+        prompt over ``max_prompt_tokens`` gets an empty response cut off for length.
         """
-        from transformers import GenerationConfig
+        seed = int(torch.randint(0, 2**62, (1,), generator=generator))
+        fits = [i for i, prompt in enumerate(prompts) if len(prompt) <= self.max_prompt_tokens]
+        results = [Sampled([], [], "", FinishReason.LENGTH) for _ in prompts]
+        if fits:
+            for i, sampled in zip(
+                fits, self._generate([prompts[i] for i in fits], temperature, seed), strict=True
+            ):
+                results[i] = sampled
+        return results
+
+    def _generate(self, prompts: Sequence[list[int]], temperature: float, seed: int) -> list[Sampled]:
+        from transformers import GenerationConfig, LogitsProcessorList
 
         inputs = self._inputs(prompts)
+        # The law is made by the recorder alone: a warper or suppressor after it would change it.
         settings = GenerationConfig(
             do_sample=True,
-            temperature=max(temperature, 1e-6),
+            temperature=1.0,
             top_k=0,
             top_p=1.0,
+            repetition_penalty=1.0,
             max_new_tokens=self.max_new_tokens,
             eos_token_id=sorted(self.end_ids),
             pad_token_id=self.pad_id,
-            suppress_tokens=self.banned or None,
             stop_strings=[STOP],
-            output_logits=True,
             return_dict_in_generate=True,
         )
-        seed = int(torch.randint(0, 2**62, (1,), generator=generator))
+        recorder = SampledLogprobs(temperature, self.banned)
         device = self.module.device
         with torch.random.fork_rng(devices=[device] if device.type == "cuda" else []):
             torch.manual_seed(seed)
             out = self.module.generate(
-                **inputs, generation_config=settings, tokenizer=self.processor.tokenizer
+                **inputs,
+                generation_config=settings,
+                logits_processor=LogitsProcessorList([recorder]),
+                tokenizer=self.processor.tokenizer,
             )
         start = inputs["input_ids"].shape[1]
-        logps = self._logps(torch.stack(out.logits, dim=1), temperature)
+        logps = recorder.picked(out.sequences)
         results = []
         for row in range(len(prompts)):
             ids, ended = self._until_end(out.sequences[row, start:].tolist())
-            picked = logps[row, torch.arange(len(ids)), torch.tensor(ids, dtype=torch.long)]
             text = self.processor.tokenizer.decode(ids, skip_special_tokens=True)
             if STOP in text:
                 text = text[: text.index(STOP) + len(STOP)]
             reason = FinishReason.STOP if ended else FinishReason.LENGTH
-            results.append(Sampled(ids, picked.tolist(), text, reason))
+            results.append(Sampled(ids, logps[row, : len(ids)].tolist(), text, reason))
         return results
 
     def _until_end(self, ids: list[int]) -> tuple[list[int], bool]:
@@ -157,13 +267,6 @@ class HFTrainablePolicy:
                 if STOP in tokenizer.decode(ids[: i + 1]):
                     return ids[: i + 1], True
         return ids, False
-
-    def _logps(self, logits: torch.Tensor, temperature: float) -> torch.Tensor:
-        """``log_softmax(logits / T)`` in fp32 over the vocabulary without the vision placeholders."""
-        scaled = logits.float() / max(temperature, 1e-6)
-        if self.banned:
-            scaled[..., self.banned] = float("-inf")
-        return torch.log_softmax(scaled, dim=-1)
 
     # --- scoring ---------------------------------------------------------------------------
     def logprobs(
@@ -184,6 +287,5 @@ class HFTrainablePolicy:
             zeros = torch.zeros_like(response, dtype=inputs["mm_token_type_ids"].dtype)
             inputs["mm_token_type_ids"] = torch.cat([inputs["mm_token_type_ids"], zeros], dim=1)
         logits = self.module(**inputs, logits_to_keep=length + 1).logits[:, :length]
-        logps = self._logps(logits, temperature)
-        picked = logps.gather(-1, response.unsqueeze(-1)).squeeze(-1)
+        picked = token_logprobs(logits, response, temperature, self.banned)
         return torch.where(valid, picked, torch.zeros_like(picked))

@@ -54,7 +54,8 @@ def policy_loss(
 
     Returns:
         The scalar loss and metrics ``train/pg_loss``, ``train/kl``, ``train/clip_frac``,
-        ``train/tokens``.
+        ``train/tokens`` and the importance ratio's ``train/ratio_mean``, ``train/ratio_min``,
+        ``train/ratio_max`` over the masked tokens (1 without any).
     """
     surrogate, clipped = clipped_surrogate(logprobs, old_logprobs, advantages, clip_eps)
     kl = k3_kl(logprobs, old_logprobs)
@@ -62,10 +63,16 @@ def policy_loss(
     pg = (surrogate * mask).sum() / tokens
     kl_mean = (kl * mask).sum() / tokens
     loss = pg + kl_beta * kl_mean
+    ratio = torch.exp(logprobs - old_logprobs).detach()[mask > 0]
+    if ratio.numel() == 0:
+        ratio = torch.ones(1)
     metrics = {
         "train/pg_loss": float(pg.detach()),
         "train/kl": float(kl_mean.detach()),
         "train/clip_frac": float((clipped.float() * mask).sum() / tokens),
         "train/tokens": float(mask.sum()),
+        "train/ratio_mean": float(ratio.mean()),
+        "train/ratio_min": float(ratio.min()),
+        "train/ratio_max": float(ratio.max()),
     }
     return loss, metrics

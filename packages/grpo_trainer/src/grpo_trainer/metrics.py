@@ -19,7 +19,27 @@ from typing import Any
 
 from tensorboardX import SummaryWriter  # type: ignore[import-untyped]  # no py.typed
 
-__all__ = ["MetricsSink", "tensorboard_dir"]
+__all__ = ["MetricsSink", "summarize_updates", "tensorboard_dir"]
+
+# Per-update numbers whose first, last and mean over a batch's updates are logged: the first
+# update's KL and clipping are 0 (the weights are the rollout's), later ones show how far it moved.
+PER_UPDATE = ("train/kl", "train/clip_frac", "train/ratio_mean", "train/ratio_min", "train/ratio_max")
+
+
+def summarize_updates(updates: list[dict[str, float]]) -> dict[str, float]:
+    """One step's view of its ``updates`` (each update's metrics, in order).
+
+    Every key is the mean over the updates; those of :data:`PER_UPDATE` also come as
+    ``KEY_first``, ``KEY_last`` and ``KEY_mean``. A key some update lacks (a rank that ran
+    only passes of weight 0 has no KL) is averaged over the updates that have it.
+    """
+    out: dict[str, float] = {}
+    for key in dict.fromkeys(k for update in updates for k in update):
+        values = [update[key] for update in updates if key in update]
+        out[key] = sum(values) / len(values)
+        if key in PER_UPDATE:
+            out.update({f"{key}_first": values[0], f"{key}_last": values[-1], f"{key}_mean": out[key]})
+    return out
 
 
 def tensorboard_dir(run_dir: str | Path, rank: int = 0) -> Path:
