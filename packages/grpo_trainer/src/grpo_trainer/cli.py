@@ -1,4 +1,4 @@
-"""``grpo-train --config FILE`` and ``grpo-train --print-defaults``.
+"""``grpo-train --config FILE`` (``--list-tasks``, ``--profile-tasks``) and ``grpo-train --print-defaults``.
 
 One process per rank under DeepSpeed's launcher (``deepspeed --num_gpus N --module
 grpo_trainer.cli --config FILE``; see :mod:`grpo_trainer.backend_deepspeed` for
@@ -64,6 +64,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="profile the config's tasks (G sampled rollouts each, the starting policy) into OUT "
         "(JSON) and keep those whose pass rate lies in the [curation] band; no training",
     )
+    parser.add_argument(
+        "--list-tasks",
+        nargs="?",
+        const=2,
+        type=int,
+        metavar="STEPS",
+        help="print the tasks (template seeds drawn) of the first STEPS steps (default 2) as one process "
+        "runs them, by global group index (under N ranks group i runs at step i // (N * tasks_per_step)); "
+        "no model, no env",
+    )
     parser.add_argument("--local_rank", type=int, help=argparse.SUPPRESS)  # the launcher's; LOCAL_RANK wins
     args = parser.parse_args(argv)
     if args.print_defaults:
@@ -72,6 +82,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args.config:
         parser.error("--config FILE is required (or --print-defaults)")
     config = load_config(args.config)
+    if args.list_tasks is not None:
+        return _list_tasks(config, args.list_tasks)
     import gymnasium as gym
 
     import grpo_trainer  # noqa: F401  (registers the toy env)
@@ -96,6 +108,21 @@ def main(argv: Sequence[str] | None = None) -> int:
             flush=True,
         )
     venv.close()
+    return 0
+
+
+def _list_tasks(config: GRPOConfig, steps: int) -> int:
+    """``--list-tasks``: each group's reset task for the first ``steps`` steps, resolved as training does."""
+    from grpo_trainer.engine import group_index
+    from grpo_trainer.tasks import group_task, resolve_tasks
+
+    tasks = resolve_tasks(config.tasks, config.env_id)
+    n = config.rollout.tasks_per_step
+    print(f"{len(tasks)} tasks from {list(config.tasks)}")
+    for step in range(min(steps, config.optim.total_steps)):
+        for j in range(n):
+            index = group_index(step, j, n, rank=0, world_size=1)
+            print(f"step {step} group {index}: {group_task(tasks, index, config.engine.seed)}")
     return 0
 
 

@@ -50,6 +50,7 @@ from grpo_trainer.policy import TrainablePolicy, VersionedPolicy
 from grpo_trainer.probes import probe_metrics, run_probe
 from grpo_trainer.rewards import RewardConfig, interface_unlabelled
 from grpo_trainer.rollout import RolloutConfig, collect_group, rebuild_messages
+from grpo_trainer.tasks import group_task, resolve_tasks
 
 __all__ = ["ReplayMismatch", "Trainer", "rollout_config"]
 
@@ -105,6 +106,7 @@ class Trainer:
         self.run_dir = Path(run_dir)
         self.reset_options = reset_options or (lambda step, group: {})
         self.rollout_config = rollout_config(config)
+        self.tasks = resolve_tasks(config.tasks, config.env_id)
         self.step = 0
         self.updates = 0  # optimizer updates: the version of the weights, what staleness counts
         self.asynchronous = config.engine.mode == "async"
@@ -126,7 +128,7 @@ class Trainer:
             return self._collect(self.step)
 
     def _collect(self, step: int) -> list[list[Episode]]:
-        """This rank's groups of ``step``: task and seed follow from step and rank alone.
+        """This rank's groups of ``step``: task (a template's seed too) and seed follow from step and rank.
 
         With ``prepare_resets`` in ``env_kwargs``, each group's reset also names the task
         this rank resets to next (``prepare_next``), so the env sets that episode up on a
@@ -138,11 +140,11 @@ class Trainer:
         groups = []
         for j in range(n):
             index = group_index(step, j, n, rank, world_size)
-            task = self.config.tasks[index % len(self.config.tasks)]
+            task = group_task(self.tasks, index, self.config.engine.seed)
             options = dict(self.reset_options(step, j))
             if prepare:
                 following = group_index(step, j + 1, n, rank, world_size)
-                options["prepare_next"] = self.config.tasks[following % len(self.config.tasks)]
+                options["prepare_next"] = group_task(self.tasks, following, self.config.engine.seed)
             groups.append(
                 collect_group(
                     self.venv,
@@ -309,6 +311,7 @@ class Trainer:
             self._publish()
         t3 = time.perf_counter()
         metrics = _rollout_metrics(scored, self.config.reward)
+        metrics["rollout/tasks"] = [g[0].task_id for g in groups]  # ids with template seeds; JSONL only
         metrics.update(summarize_updates(updates))
         metrics.update(
             {

@@ -32,6 +32,11 @@ DOMAINS: tuple[str, ...] = ("calc", "writer", "impress", "os", "vlc", "chrome", 
 SETUP_STEP = "bundled_template"
 SOURCE = "osworld-mcp-env seeded templates"
 HOME = "/home/user"
+SEED_SEPARATOR = "@"
+HELD_OUT_SEEDS = range(0, 1000)
+"""Seeds evaluation and probes run (seed 0 is the suite's JSON); training never draws them."""
+TRAIN_SEEDS = range(1000, 2**31)
+"""Seeds training draws fresh instances from (``grpo_trainer.tasks.train_seed``)."""
 
 
 @dataclass(frozen=True)
@@ -103,7 +108,12 @@ def register_template(
 
 def instance_id(template_id: str, seed: int) -> str:
     """Task id of an instance: the template id for seed 0, ``<id>@<seed>`` otherwise."""
-    return template_id if seed == 0 else f"{template_id}@{seed}"
+    return template_id if seed == 0 else f"{template_id}{SEED_SEPARATOR}{seed}"
+
+
+def is_instance_id(task_id: str) -> bool:
+    """Whether ``task_id`` names a seed (``TEMPLATE@SEED``); OSWorld's and the bundled ids never do."""
+    return SEED_SEPARATOR in task_id
 
 
 def task_labels(task: Any) -> dict[str, str]:
@@ -125,11 +135,17 @@ def parse_instance_id(task_id: str) -> tuple[str, int]:
     """Inverse of :func:`instance_id`.
 
     Raises:
-        TaskNotFound: Not an instance of a registered template.
+        TaskNotFound: Not an instance of a registered template (the message suggests the
+            closest template) or a seed that is not a non-negative integer.
     """
-    template_id, _, seed = task_id.partition("@")
-    if template_id not in TEMPLATES or (seed and not seed.isdigit()):
-        raise TaskNotFound(TEMPLATES.unknown_message(template_id))
+    template_id, _, seed = task_id.partition(SEED_SEPARATOR)
+    if template_id not in TEMPLATES:
+        raise TaskNotFound(f"Task {task_id!r}: {TEMPLATES.unknown_message(template_id)}")
+    if seed and not seed.isdigit():
+        raise TaskNotFound(
+            f"Task {task_id!r}: the seed {seed!r} is not an integer >= 0; write TEMPLATE@SEED, "
+            f"e.g. {instance_id(template_id, 7)!r}."
+        )
     return template_id, int(seed or 0)
 
 
