@@ -249,9 +249,9 @@ class Trainer:
         included.
         """
         optim = self.config.optim
+        filler = filler if filler is not None else micro[-1]
         tokens = sum(float(m["mask"].sum()) for m in micro)
         totals: dict[str, float] = {"train/loss": 0.0}
-        filler = filler if filler is not None else micro[-1]
         for i in range(rounds):
             real = i < len(micro)
             mb = micro[i] if real else filler
