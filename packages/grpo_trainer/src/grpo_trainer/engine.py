@@ -310,7 +310,7 @@ class Trainer:
         if updates:
             self._publish()
         t3 = time.perf_counter()
-        metrics = _rollout_metrics(scored, self.config.reward)
+        metrics: dict[str, Any] = {**_rollout_metrics(scored, self.config.reward)}
         metrics["rollout/tasks"] = [g[0].task_id for g in groups]  # ids with template seeds; JSONL only
         metrics.update(summarize_updates(updates))
         metrics.update(
