@@ -3,6 +3,7 @@
 import dataclasses
 import threading
 import time
+import warnings
 from typing import ClassVar
 
 import gymnasium as gym
@@ -142,3 +143,12 @@ def test_async_grpo_raises_reward_on_the_toy_env(tmp_path):
     gains = [gain(seed) for seed in range(6)]
     assert np.mean(gains) > 0.25, gains
     assert sum(g > 0 for g in gains) >= 5, gains
+
+
+def test_a_staleness_bound_below_one_steps_updates_is_warned_about(tmp_path):
+    config = _async(toy_config(0, steps=1), max_staleness=UPDATES - 1)
+    with pytest.warns(UserWarning, match="nearly every group rolled out ahead will be dropped"):
+        toy_trainer(config, tmp_path / "low")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        toy_trainer(_async(toy_config(0, steps=1), max_staleness=UPDATES), tmp_path / "ok")

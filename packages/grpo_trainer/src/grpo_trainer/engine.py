@@ -29,6 +29,7 @@ import os
 import random
 import resource
 import time
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -110,6 +111,15 @@ class Trainer:
         self.step = 0
         self.updates = 0  # optimizer updates: the version of the weights, what staleness counts
         self.asynchronous = config.engine.mode == "async"
+        if self.asynchronous and config.engine.max_staleness < config.optim.updates_per_step:
+            # A group rolled out beside step s trains at step s + 1, updates_per_step updates later.
+            warnings.warn(
+                f"async mode: max_staleness = {config.engine.max_staleness} optimizer updates is below "
+                f"the {config.optim.updates_per_step} updates of one step, so nearly every group "
+                "rolled out ahead will be dropped as stale; raise max_staleness or lower "
+                "updates_per_batch / minibatches.",
+                stacklevel=2,
+            )
         # The async rollout copy is taken before a backend partitions the module (ZeRO-3).
         self.rollout_policy = VersionedPolicy(copy.deepcopy(policy) if self.asynchronous else policy)
         _seed_everything(config.engine.seed)
