@@ -29,6 +29,9 @@ from pathlib import Path
 
 import torch
 
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests" / "hybrid_agent"))  # the tiny processor and model of the tests
+
 MODES = ("sample/before", "sample/after", "score/before", "score/after")
 
 
@@ -38,22 +41,11 @@ def _rss_mb() -> float:
 
 
 def _model(vocab: int):
-    from transformers import Qwen3VLConfig, Qwen3VLForConditionalGeneration
+    """The tests' tiny Qwen3-VL (tests/hybrid_agent/test_hf_policy.py) with a ``vocab``-token vocabulary."""
+    import tiny_qwen
+    from test_hf_policy import tiny_model
 
-    text = {
-        "vocab_size": vocab,
-        "hidden_size": 32,
-        "intermediate_size": 64,
-        "num_hidden_layers": 1,
-        "num_attention_heads": 4,
-        "num_key_value_heads": 2,
-        "head_dim": 8,
-        "rope_scaling": {"rope_type": "default", "mrope_section": [1, 1, 2], "mrope_interleaved": True},
-    }
-    vision = {"depth": 1, "hidden_size": 32, "intermediate_size": 64, "num_heads": 4, "out_hidden_size": 32}
-    config = Qwen3VLConfig(text_config=text, vision_config=vision)
-    torch.manual_seed(0)
-    return Qwen3VLForConditionalGeneration(config).eval()
+    return tiny_model(tiny_qwen.processor(tiny_qwen.small_image_processor()), vocab_size=vocab)
 
 
 def _phase(mode: str, rows: int, tokens: int, vocab: int, chunk: int) -> dict[str, float]:

@@ -17,10 +17,12 @@ from PIL import Image  # noqa: E402
 from transformers import Qwen3VLConfig, Qwen3VLForConditionalGeneration  # noqa: E402
 
 
-def tiny_model(processor):
+def tiny_model(processor, vocab_size=None):
+    """The tiny Qwen3-VL of the tests (seeded weights); ``vocab_size`` widens the vocabulary past the
+    tokenizer's (tools/bench_generation_memory.py uses Qwen's 151,936, where the logits dominate)."""
     tok = processor.tokenizer
     text = {
-        "vocab_size": len(tok),
+        "vocab_size": vocab_size or len(tok),
         "hidden_size": 32,
         "intermediate_size": 64,
         "num_hidden_layers": 1,

@@ -212,16 +212,20 @@ class Outcome:
         call: The executed call (model space), ``None`` when the reply executed nothing.
         evidence: The env's report of an MCP call.
         exec_ok: The action executed (parsed, accepted by the env, a tool call without error).
-        ended: The episode ended (terminated, truncated, or an error).
-        end: At the end: the episode's end record (score, error, flags); else ``None``.
+        end: At the end (terminated, truncated, or an error): the episode's end record (score,
+            error, flags); else ``None``.
     """
 
     record: dict[str, Any]
     call: Call | None
     evidence: Evidence | None
     exec_ok: bool
-    ended: bool
     end: dict[str, Any] | None = None
+
+    @property
+    def ended(self) -> bool:
+        """The episode ended with this turn."""
+        return self.end is not None
 
 
 class AgentLoop:
@@ -365,7 +369,7 @@ class AgentLoop:
                 "evaluation": typed.get("evaluation"),
                 "steps": episode.calls,
             }
-        return Outcome(record, call, evidence, exec_ok, end is not None, end)
+        return Outcome(record, call, evidence, exec_ok, end)
 
     def step(self, env: gym.Env, episode: AgentEpisode, turn: Turn, generation: Generation) -> Outcome:
         """One whole turn on one env: decide, ``env.step``, advance. Never raises for the env's sake.
@@ -380,7 +384,7 @@ class AgentLoop:
             error = {"type": "policy_error", "code": generation.error_code, "message": generation.error}
             record = {**decision.record, "timings": {"policy_s": policy_s}}
             return Outcome(
-                record, None, None, False, True, {"score": None, "error": error, "steps": episode.calls + 1}
+                record, None, None, False, {"score": None, "error": error, "steps": episode.calls + 1}
             )
         t1 = time.perf_counter()
         try:
@@ -388,7 +392,7 @@ class AgentLoop:
         except Exception as exc:  # recorded apart from a score
             record = {**decision.record, "timings": {"policy_s": policy_s, "env_s": time.perf_counter() - t1}}
             return Outcome(
-                record, None, None, False, True, {**error_end("env_error", exc), "steps": episode.calls + 1}
+                record, None, None, False, {**error_end("env_error", exc), "steps": episode.calls + 1}
             )
         env_s = time.perf_counter() - t1
         timings = {"policy_s": policy_s, "env_s": env_s, "env_ms": step_info(result[4]).get("timings")}

@@ -50,7 +50,6 @@ class PolicyDispatcher:
         self._waiting: list[_Slot] = []
         self._busy = False
         self._cond = threading.Condition()
-        self.batch_sizes: list[int] = []
 
     def leave(self) -> None:
         """A member is done asking."""
@@ -109,6 +108,4 @@ class PolicyDispatcher:
                 f"Policy {self.policy.name!r} answered {len(answers)} of {len(requests)} requests."
             )
         share = (time.perf_counter() - started) / len(requests)
-        if not self.direct:  # one batch at a time runs here, so the list needs no lock
-            self.batch_sizes.append(len(requests))
         return [a if a.latency_s else dataclasses.replace(a, latency_s=share) for a in answers]

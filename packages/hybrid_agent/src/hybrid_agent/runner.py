@@ -98,7 +98,6 @@ class EvalResult:
         exhausted: Errored episodes left as they are: they had their ``max_tries`` tries.
         errors: Episodes that ended in an error (recorded apart from scores).
         wall_s: Wall time of the call.
-        batch_sizes: The size of every batched policy call (empty for a concurrent policy).
     """
 
     finished: int = 0
@@ -107,7 +106,6 @@ class EvalResult:
     exhausted: int = 0
     errors: int = 0
     wall_s: float = 0.0
-    batch_sizes: list[int] = field(default_factory=list)
 
 
 EnvFactory = Callable[[], gym.Env]
@@ -198,7 +196,6 @@ class Runner:
                 list(env_pool.map(lambda env: env.close(), envs))
                 if progress is not None:
                     progress.close()
-        result.batch_sizes = dispatcher.batch_sizes
         result.wall_s = time.monotonic() - started
         return result
 
