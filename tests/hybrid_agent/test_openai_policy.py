@@ -115,6 +115,21 @@ def ask(url, options=None, messages=MESSAGES, tools=TOOLS):
     return gen
 
 
+def test_cached_prompt_tokens_the_server_reports_are_kept_apart(server):
+    """usage.prompt_tokens_details.cached_tokens is priced lower; a server without it says nothing."""
+    cached = completion("Action: wait.")
+    cached["json"]["usage"]["prompt_tokens_details"] = {"cached_tokens": 256}
+    url, _ = server([cached, completion("Action: wait.")])
+    policy = make_policy(f"openai:{url}#m", PolicyOptions(retries=0))
+    try:
+        [first] = policy.generate([PolicyRequest(MESSAGES, TOOLS)])
+        [second] = policy.generate([PolicyRequest(MESSAGES, TOOLS)])
+    finally:
+        policy.close()
+    assert (first.input_tokens, first.cached_input_tokens) == (321, 256)
+    assert (second.input_tokens, second.cached_input_tokens) == (321, None)
+
+
 def test_text_mode_restores_the_stop_string_and_reports_usage(server):
     url, log = server([completion('Action: save.\n<tool_call>\n{"name": "libreoffice_calc.save"}\n')])
     policy = make_policy(f"openai:{url}#qwen3-vl", PolicyOptions(retries=0))

@@ -288,6 +288,7 @@ class AgentLoop:
             "tokens": {
                 "input": generation.input_tokens,
                 "output": generation.output_tokens,
+                "cached": generation.cached_input_tokens,
                 "estimated": generation.tokens_estimated,
             },
             "tool_result_shown": turn.observation.tool_result,

@@ -91,6 +91,8 @@ class Generation:
     Attributes:
         text: The raw model output (think, ``Action:`` line, ``<tool_call>``).
         input_tokens: Prompt tokens as the server/model counted them; ``None`` when unknown.
+        cached_input_tokens: How many of ``input_tokens`` the server read from its prompt cache
+            (priced lower by most APIs, :mod:`hybrid_agent.cost`); ``None`` when it did not say.
         output_tokens: Generated tokens; ``None`` when unknown.
         latency_s: Wall time of the call, retries included.
         error: Why no answer could be had (server down after retries); the episode
@@ -109,6 +111,7 @@ class Generation:
     input_tokens: int | None = None
     output_tokens: int | None = None
     latency_s: float = 0.0
+    cached_input_tokens: int | None = None
     error: str | None = None
     tokens_estimated: bool = False
     finish_reason: str | None = None

@@ -250,10 +250,12 @@ def _generation(completion: Any, names: NameMap | None, latency: float) -> Gener
             text += "\n" + _call_block(name, _arguments(function.arguments))
     reasoning = getattr(message, "reasoning_content", None) or getattr(message, "reasoning", None)
     usage = completion.usage
+    details = getattr(usage, "prompt_tokens_details", None)
     return Generation(
         text=text,
         input_tokens=usage.prompt_tokens if usage else None,
         output_tokens=usage.completion_tokens if usage else None,
+        cached_input_tokens=getattr(details, "cached_tokens", None),
         latency_s=latency,
         tokens_estimated=usage is None,
         finish_reason=choice.finish_reason,
