@@ -49,8 +49,12 @@ def test_smart_resize_by_hand_and_against_transformers():
 
 
 def test_absolute_resized_maps_through_the_resized_size():
-    assert model_space((1920, 1080), RESIZED) == (1316, 728)
-    assert to_screen((658, 364), (1920, 1080), RESIZED) == (960, 540)  # the centre maps to the centre
+    # The released processor's max_pixels (12,845,056): 1080x1920 only rounds to 1092x1932.
+    assert model_space((1920, 1080), RESIZED) == (1932, 1092)
+    assert to_screen((966, 546), (1920, 1080), RESIZED) == (960, 540)  # the centre maps to the centre
+    small = CoordinateConfig(policy=CoordinatePolicy.ABSOLUTE_RESIZED, max_pixels=28 * 28 * 1280)
+    assert model_space((1920, 1080), small) == (1316, 728)
+    assert to_screen((658, 364), (1920, 1080), small) == (960, 540)
 
 
 def test_prompt_resolution_follows_the_policy():

@@ -9,7 +9,15 @@ without "qwen3" that silently routed clicks through the wrong branch):
   (sides multiples of ``factor`` = 28, area within ``[min_pixels, max_pixels]``);
 * ``ABSOLUTE_SCREEN`` - pixels of the real screen.
 
-Every mapping uses the *real* screen size, rounds half up and clamps to the screen.
+Every mapping uses the *real* screen size and rounds half up. :func:`to_screen` clamps
+(the inclusive grid's 1000 lands one past the last pixel); a model adapter first refuses a
+point outside the space with :func:`in_space` (``out_of_space``), so a wild coordinate is
+an error the model is told about, never a click silently moved to the edge.
+
+The Qwen2.5-VL bounds are the released processor's (``min_pixels`` 3,136,
+``max_pixels`` 12,845,056), not the 1,003,520 of Qwen2-VL's README: with the smaller
+bound a 1920x1080 screen maps through a 1316x728 space while the served model saw a
+1932x1092 image, and a centre click lands ~450 px off.
 """
 
 from __future__ import annotations
@@ -23,6 +31,10 @@ from hybrid_agent.trajectory import Call
 
 Size = tuple[int, int]  # (width, height)
 Point = tuple[float, float]  # (x, y)
+
+# Qwen2.5-VL's preprocessor_config.json as released: 4 * 28 * 28 and 16384 * 28 * 28.
+QWEN25_MIN_PIXELS = 3136
+QWEN25_MAX_PIXELS = 12845056
 
 
 class CoordinatePolicy(StrEnum):
@@ -41,15 +53,15 @@ class CoordinateConfig:
         policy: The convention (default Qwen3-VL's relative grid).
         grid: Extent of the relative grid (1000 for Qwen3-VL; some code uses 999).
         factor: Side multiple of ``smart_resize`` (28 for Qwen2.5-VL, 32 for Qwen3-VL).
-        min_pixels: Smallest image area after ``smart_resize``.
-        max_pixels: Largest image area after ``smart_resize``.
+        min_pixels: Smallest image area after ``smart_resize`` (Qwen2.5-VL's released 3,136).
+        max_pixels: Largest image area after ``smart_resize`` (Qwen2.5-VL's released 12,845,056).
     """
 
     policy: CoordinatePolicy = CoordinatePolicy.RELATIVE_GRID
     grid: int = 1000
     factor: int = 28
-    min_pixels: int = 56 * 56
-    max_pixels: int = 28 * 28 * 1280
+    min_pixels: int = QWEN25_MIN_PIXELS
+    max_pixels: int = QWEN25_MAX_PIXELS
 
     def __post_init__(self) -> None:
         if self.grid < 1 or self.factor < 1 or not 0 < self.min_pixels <= self.max_pixels:
@@ -109,27 +121,44 @@ def _clamp(value: int, upper: int) -> int:
     return min(max(value, 0), upper)
 
 
-def to_screen(point: Point, screen: Size, config: CoordinateConfig) -> tuple[int, int]:
-    """Maps a model coordinate to a screen pixel, clamped to ``[0, W-1] x [0, H-1]``."""
-    mw, mh = model_space(screen, config)
+def space_bounds(space: Size, policy: CoordinatePolicy) -> Size:
+    """The largest valid ``(x, y)`` of a space: the grid is inclusive (0..1000), pixels end at size - 1."""
+    if policy == CoordinatePolicy.RELATIVE_GRID:
+        return space
+    return (space[0] - 1, space[1] - 1)
+
+
+def in_space(point: Point, space: Size, policy: CoordinatePolicy) -> bool:
+    """Whether ``point`` lies inside the model's space (bounds included)."""
+    x_max, y_max = space_bounds(space, policy)
+    return 0 <= point[0] <= x_max and 0 <= point[1] <= y_max
+
+
+def scale_to_screen(point: Point, space: Size, screen: Size) -> tuple[int, int]:
+    """Scales a point of a ``space``-sized model space onto the screen, clamped to ``[0, W-1] x [0, H-1]``."""
+    mw, mh = space
     width, height = screen
     x = _round_half_up(point[0] * width / mw)
     y = _round_half_up(point[1] * height / mh)
     return _clamp(x, width - 1), _clamp(y, height - 1)
 
 
+def to_screen(point: Point, screen: Size, config: CoordinateConfig) -> tuple[int, int]:
+    """Maps a model coordinate to a screen pixel, clamped to ``[0, W-1] x [0, H-1]``."""
+    return scale_to_screen(point, model_space(screen, config), screen)
+
+
 def to_model(pixel: Point, screen: Size, config: CoordinateConfig) -> tuple[int, int]:
     """Maps a screen pixel to the model's space (for labels and replays), clamped to it."""
     mw, mh = model_space(screen, config)
     width, height = screen
-    # The grid is inclusive (0..1000); resized and screen pixels end at size - 1.
-    x_max, y_max = (mw, mh) if config.policy == CoordinatePolicy.RELATIVE_GRID else (mw - 1, mh - 1)
+    x_max, y_max = space_bounds((mw, mh), config.policy)
     x = _round_half_up(pixel[0] * mw / width)
     y = _round_half_up(pixel[1] * mh / height)
     return _clamp(x, x_max), _clamp(y, y_max)
 
 
-_POINT_ARGUMENTS = ("coordinate", "start_coordinate")
+POINT_ARGUMENTS = ("coordinate", "start_coordinate")
 
 
 def call_to_screen(call: Call, screen: Size, config: CoordinateConfig) -> Call:
@@ -137,10 +166,10 @@ def call_to_screen(call: Call, screen: Size, config: CoordinateConfig) -> Call:
 
     MCP calls and GUI actions without coordinates are returned unchanged.
     """
-    if not call.is_gui or not any(name in call.arguments for name in _POINT_ARGUMENTS):
+    if not call.is_gui or not any(name in call.arguments for name in POINT_ARGUMENTS):
         return call
     arguments = dict(call.arguments)
-    for name in _POINT_ARGUMENTS:
+    for name in POINT_ARGUMENTS:
         if name in arguments:
             arguments[name] = list(to_screen(tuple(arguments[name]), screen, config))
     return Call(call.name, arguments)

@@ -62,6 +62,7 @@ class ParseErrorCode(StrEnum):
     UNKNOWN_TOOL = "unknown_tool"
     AMBIGUOUS_SHAPE = "ambiguous_shape"
     UNFINISHED_REASONING = "unfinished_reasoning"
+    OUT_OF_SPACE = "out_of_space"  # a coordinate outside the model's coordinate space (set by the adapter)
     TRUNCATED = "truncated"  # the output budget cut the reply off (set by the agent loop)
 
 
@@ -93,16 +94,24 @@ class ParsedAction:
     """A well-formed output.
 
     Attributes:
-        call: The call to execute.
+        call: The call to execute (from a model adapter: GUI coordinates in screen pixels).
         action_line: The text of the ``Action:`` line, or ``None`` when absent.
         think: The reasoning text, or ``None``.
         repairs: Names of the repairs made (empty when the output was clean).
+        model_call: The call in the model's own coordinate space, when an adapter mapped
+            ``call`` onto the screen (kept for records and the history); ``None``: the same as ``call``.
     """
 
     call: Call
     action_line: str | None
     think: str | None
     repairs: tuple[str, ...] = ()
+    model_call: Call | None = None
+
+    @property
+    def as_written(self) -> Call:
+        """The call in the model's own space (``model_call``, else ``call``)."""
+        return self.model_call if self.model_call is not None else self.call
 
     @property
     def is_gui(self) -> bool:

@@ -1,0 +1,27 @@
+"""Model adapters: one object per model family owns its prompt, reply format, coordinates and screenshots.
+
+Importing this package registers the built-in families (see :func:`adapter_names`);
+:mod:`hybrid_agent.adapters.base` holds the protocol and the registry.
+"""
+
+from hybrid_agent.adapters import qwen
+from hybrid_agent.adapters.base import (
+    DEFAULT_ADAPTER,
+    AdapterOptions,
+    ModelAdapter,
+    adapter_names,
+    get_adapter,
+    register_adapter,
+    reply_text,
+)
+
+__all__ = [
+    "DEFAULT_ADAPTER",
+    "AdapterOptions",
+    "ModelAdapter",
+    "adapter_names",
+    "get_adapter",
+    "qwen",
+    "register_adapter",
+    "reply_text",
+]
