@@ -82,8 +82,11 @@ class GuestClient:
         port: TCP port when ``unix_socket`` is None.
         token: Bearer token the guest expects, if any.
         timeout: Default per-request deadline in seconds.
-        settle_horizon_ms: The settle wait's timer horizon for every GUI action (the
-            guest's ``SettleConfig.timer_horizon_ms``; None: the guest's default).
+        settle_horizon_ms: The settle wait's timer horizon for every GUI action, whatever
+            app has the focus (None: the guest's per-app table, ``guest.settle.APP_TIMER_HORIZON_MS``,
+            and 400 ms for the other apps).
+        app_settle_horizons_ms: Horizons of single apps (``apps`` keys, such as
+            ``libreoffice_calc``) over ``settle_horizon_ms`` and the guest's table.
     """
 
     def __init__(
@@ -95,12 +98,14 @@ class GuestClient:
         token: str | None = None,
         timeout: float = 60.0,
         settle_horizon_ms: float | None = None,
+        app_settle_horizons_ms: Mapping[str, float] | None = None,
     ) -> None:
         self._unix_socket = unix_socket
         self._host, self._port = host, port
         self._token = token
         self.timeout = timeout
         self.settle_horizon_ms = settle_horizon_ms
+        self.app_settle_horizons_ms = dict(app_settle_horizons_ms or {})
         self._local = threading.local()
         self._screen_size: tuple[int, int] | None = None
         # The last frame received, patched by the guest's changed rows (``guest.frame_delta``),
@@ -415,6 +420,8 @@ class GuestClient:
             payload["expected_layout"] = expected_layout
         if self.settle_horizon_ms is not None:
             payload["timer_horizon_ms"] = self.settle_horizon_ms
+        if self.app_settle_horizons_ms:
+            payload["app_timer_horizon_ms"] = self.app_settle_horizons_ms
         status, headers, data = self.request("POST", "/gui", json_body=payload, timeout=budget)
         if status != 200:
             raise _status_error("/gui", status, data, GUI_REFUSALS)

@@ -40,7 +40,7 @@ import time
 import urllib.parse
 import weakref
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -94,6 +94,8 @@ class LibvirtDesktopConfig:
         request_timeout_s: Default deadline of one guest request.
         settle_horizon_ms: As :class:`~osworld_mcp_env.backends.local.LocalDesktopConfig`'s
             (this project's guest API only).
+        settle_app_horizons_ms: As :class:`~osworld_mcp_env.backends.local.LocalDesktopConfig`'s
+            (this project's guest API only).
         guest_port: The guest server's TCP port inside the VM (the image's: 80) under
             ``guest_api="hybrid"``; OSWorld's API is on 5000.
         warm_commands: Run as ``user`` once the guest answers and before the reset snapshot
@@ -133,6 +135,7 @@ class LibvirtDesktopConfig:
     reset_timeout_s: float = 120.0
     request_timeout_s: float = 60.0
     settle_horizon_ms: float | None = None
+    settle_app_horizons_ms: dict[str, float] = field(default_factory=dict)
     guest_port: int = 80
     warm_commands: tuple[tuple[str, ...], ...] = (("soffice", "--calc", "--terminate_after_init"),)
     window_timeout_scale: float = 4.0
@@ -308,6 +311,7 @@ class LibvirtDesktop(GuestBackedDesktop):
             token=self._token,
             timeout=timeout,
             settle_horizon_ms=self.config.settle_horizon_ms,
+            app_settle_horizons_ms=self.config.settle_app_horizons_ms,
         )
 
     def start(self) -> None:

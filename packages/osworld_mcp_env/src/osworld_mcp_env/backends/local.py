@@ -86,9 +86,12 @@ class LocalDesktopConfig:
         start_timeout_s: Deadline for the guest server to answer after spawn.
         request_timeout_s: Default deadline of one guest request.
         settle_horizon_ms: How long after a GUI input the settle wait still waits for an
-            app's timers (None: the guest's 400 ms). 800 catches Calc's toolbar refreshes
-            0.5-0.8 s after a click and doubles LibreOffice's step time (README,
+            app's timers, one value for every app (None: by the focused app, 800 ms for
+            LibreOffice, whose toolbar and status-bar refreshes come 0.3-0.73 s after the
+            input, 400 ms for the rest: ``guest.settle.APP_TIMER_HORIZON_MS``; README,
             "Settle wait and typing").
+        settle_app_horizons_ms: Horizons of single apps (``apps`` keys, such as
+            ``{"code": 600}``) over ``settle_horizon_ms`` and the guest's table.
         enable_mcp: Start the MCP tool host beside the guest server.
         libreoffice_template: Start LibreOffice from a warmed profile (built once per
             host: ~0.45 s to a window instead of ~1.3 s).
@@ -112,6 +115,7 @@ class LocalDesktopConfig:
     start_timeout_s: float = 30.0
     request_timeout_s: float = 60.0
     settle_horizon_ms: float | None = None
+    settle_app_horizons_ms: dict[str, float] = field(default_factory=dict)
     enable_mcp: bool = False
     libreoffice_template: bool = True
     home_mb: int = 2048
@@ -213,6 +217,7 @@ class LocalDesktop(GuestBackedDesktop):
             token=self._token,
             timeout=self.config.request_timeout_s,
             settle_horizon_ms=self.config.settle_horizon_ms,
+            app_settle_horizons_ms=self.config.settle_app_horizons_ms,
         )
         _install_sigterm_cleanup()
         _LIVE.add(self)

@@ -13,6 +13,7 @@ import time
 from typing import Any
 
 from osworld_mcp_env.actions import INPUT_ACTIONS
+from osworld_mcp_env.apps import app_from_wm_class
 from osworld_mcp_env.guest.frame_delta import format_runs, pack_runs
 from osworld_mcp_env.guest.settle import MAX_TIMER_HORIZON_MS, SettleConfig
 from osworld_mcp_env.guest.state import Guest
@@ -103,10 +104,13 @@ def gui(guest: Guest, request: Request) -> Response:
     the actions that end the episode never reach the guest.
 
     Body: ``{"action", "arguments", "settle": true, "expected_layout": hash?, "deadline_s": s?,
-    "timer_horizon_ms": ms?, "observe": "frame" | "focus"?, "since": id?, "layout": bool?}``.
-    ``timer_horizon_ms`` replaces the guest's :attr:`SettleConfig.timer_horizon_ms` for
-    this wait (:data:`MAX_TIMER_HORIZON_MS` at most): longer waits for app timers due
-    later after the input, such as Calc's toolbar refreshes 0.5-0.8 s after a click.
+    "timer_horizon_ms": ms?, "app_timer_horizon_ms": {app: ms}?, "observe": "frame" | "focus"?,
+    "since": id?, "layout": bool?}``. The wait's timer horizon is that of the app focused
+    when the input is sent (``apps`` keys): the request's ``app_timer_horizon_ms`` entry
+    for it, else the request's ``timer_horizon_ms`` (one horizon for every app), else the
+    guest's :meth:`SettleConfig.for_app` (LibreOffice 800 ms, the rest 400 ms), each
+    :data:`MAX_TIMER_HORIZON_MS` at most: longer waits for app timers due later after
+    the input, such as Calc's toolbar refreshes 0.5-0.8 s after a click.
     With ``expected_layout`` the action is refused before any input (409,
     ``stale_gui_frame``) when the window layout changed since that hash. With
     ``deadline_s`` the action ends by then: typing stops between keystrokes and
@@ -140,9 +144,11 @@ def gui(guest: Guest, request: Request) -> Response:
     if not guest._gui_lock.acquire(timeout=_seconds_left(deadline)):
         raise _timeout("The previous action still holds the input; no input was sent.", emitted=False)
     try:
+        active = guest.windows.active()
+        settle_config = settle_config.for_app(app_from_wm_class(active.wm_class) if active else "")
         expected = payload.get("expected_layout")
         if expected:
-            current = layout_hash(guest.windows.list(), guest.windows.active())
+            current = layout_hash(guest.windows.list(), active)
             if current != expected:
                 raise RequestError(
                     409,
@@ -206,19 +212,27 @@ def settle(guest: Guest, request: Request) -> Response:
 
 
 def _gui_settle(default: SettleConfig, payload: dict[str, Any]) -> SettleConfig:
-    """The guest's thresholds, with the request's ``timer_horizon_ms`` where it names one."""
+    """The guest's thresholds with the request's horizons (``timer_horizon_ms``, then per app)."""
     horizon = payload.get("timer_horizon_ms")
-    if horizon is None:
-        return default
-    number = not isinstance(horizon, bool) and isinstance(horizon, int | float)
-    if not number or not 0 <= horizon <= MAX_TIMER_HORIZON_MS:  # NaN fails the range too
-        raise RequestError(
-            400,
-            f"'timer_horizon_ms' must be milliseconds in [0, {MAX_TIMER_HORIZON_MS:g}], got {horizon!r}.",
-            code="invalid_arguments",
-            input_events_emitted=False,
-        )
-    return dataclasses.replace(default, timer_horizon_ms=float(horizon))
+    per_app = payload.get("app_timer_horizon_ms") or {}
+    if not isinstance(per_app, dict) or not all(isinstance(app, str) for app in per_app):
+        raise _bad_horizon("'app_timer_horizon_ms' must map app names to milliseconds", per_app)
+    for value in (horizon, *per_app.values()):
+        number = not isinstance(value, bool) and isinstance(value, int | float)
+        if value is not None and (not number or not 0 <= value <= MAX_TIMER_HORIZON_MS):  # NaN fails too
+            raise _bad_horizon(f"A timer horizon must be ms in [0, {MAX_TIMER_HORIZON_MS:g}]", value)
+    if horizon is None:  # the guest's table, with the request's entries over it
+        base = default
+        table = {**default.app_timer_horizon_ms}
+    else:  # one horizon for every app, but for the request's own entries
+        base = dataclasses.replace(default, timer_horizon_ms=float(horizon))
+        table = {}
+    table.update({app: float(ms) for app, ms in per_app.items() if ms is not None})
+    return dataclasses.replace(base, app_timer_horizon_ms=table)
+
+
+def _bad_horizon(what: str, value: Any) -> RequestError:
+    return RequestError(400, f"{what}, got {value!r}.", code="invalid_arguments", input_events_emitted=False)
 
 
 def _deadline(payload: dict[str, Any]) -> float:
