@@ -46,11 +46,12 @@ fi
 uv sync --frozen --all-packages --extra libvirt --extra ray --extra openai --extra anthropic --extra fetch "$@"
 # torch, deepspeed and peft (hf: policies, the trainer's `train` extra) with torch as a CPU build: a
 # plain resolve would take PyPI's multi-GB CUDA build. This machine family keeps the CPU wheel
-# in /opt/wheels; elsewhere PyTorch's CPU index serves it. A GPU machine installs its own
-# build (see the README). `uv sync` above removes both (they are not in the lock's default set).
+# in /opt/wheels; elsewhere uv's configuration in tools/torch-cpu.uv.toml names PyTorch's CPU
+# index for this install alone. A GPU machine installs its own build (see the README).
+# `uv sync` above removes both (they are not in the lock's default set).
 if ! .venv/bin/python -c "import torch, deepspeed, peft" 2>/dev/null; then
   if [ -d /opt/wheels ]; then torch_source=(--find-links /opt/wheels); else
-    torch_source=(--index-url https://download.pytorch.org/whl/cpu --extra-index-url https://pypi.org/simple); fi
+    torch_source=(--config-file tools/torch-cpu.uv.toml); fi
   DS_BUILD_OPS=0 uv pip install --quiet --python .venv/bin/python "${torch_source[@]}" \
     "torch==2.13.0" "deepspeed==0.19.8" "peft==0.21.2"
 fi
