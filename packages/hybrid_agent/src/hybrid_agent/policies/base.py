@@ -64,6 +64,7 @@ class GenerationErrorCode(StrEnum):
     AUTH = "auth"  # 401/403: a missing or wrong API key
     CONTEXT_LENGTH = "context_length"  # the prompt does not fit the model's context
     MALFORMED_RESPONSE = "malformed_response"  # the server answered something that is not a completion
+    SAFETY_CHECK = "safety_check"  # the provider flagged the action and acknowledging it was not configured
 
 
 @dataclass(frozen=True)
@@ -152,7 +153,8 @@ class PolicyOptions:
         seed: Sampling seed sent with every request; ``None``: not sent.
         extra_body: Extra request-body fields merged into every request
             (``{"chat_template_kwargs": {"enable_thinking": true}}``, ``mm_processor_kwargs`` ...).
-        api_key_env: The environment variable holding the API key (sent as ``Authorization: Bearer``).
+        api_key_env: The environment variable holding the API key; ``None``: the kind's own
+            (``OPENAI_API_KEY`` for ``openai:``/``openai-cua:``, ``ANTHROPIC_API_KEY`` for ``anthropic:``).
         timeout_s: HTTP timeout of one request.
         retries: Extra attempts after a failed HTTP request (server errors, timeouts).
         backoff_s: First retry delay; it doubles each retry.
@@ -168,7 +170,7 @@ class PolicyOptions:
     repetition_penalty: float | None = None
     seed: int | None = None
     extra_body: dict[str, Any] = field(default_factory=dict)
-    api_key_env: str = "OPENAI_API_KEY"
+    api_key_env: str | None = None
     timeout_s: float = 300.0
     retries: int = 4
     backoff_s: float = 1.0

@@ -42,8 +42,6 @@ apart from the content; it goes to ``Generation.reasoning``.
 from __future__ import annotations
 
 import json
-import os
-import re
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -53,67 +51,37 @@ from hybrid_agent.errors import ConfigError
 from hybrid_agent.messages import Message, to_openai
 from hybrid_agent.policies.base import (
     Generation,
-    GenerationErrorCode,
     PolicyOptions,
     PolicyRequest,
     register_policy,
 )
-from hybrid_agent.prompt import computer_use_function, render_tool_result
+from hybrid_agent.policies.calls import (
+    NO_RESULT,
+    NameMap,
+    call_block,
+    decode_arguments,
+    map_content_calls,
+    split_call,
+    take_result,
+)
+from hybrid_agent.policies.provider import (
+    PLACEHOLDER_KEY,
+    ApiKey,
+    describe_failure,
+    failure,
+    load_sdk,
+    malformed,
+)
+from hybrid_agent.prompt import computer_use_function
 from hybrid_agent.toolset import ToolSpec
 
 if TYPE_CHECKING:
     import openai
 
+__all__ = ["NO_RESULT", "PLACEHOLDER_KEY", "STOP", "NameMap", "OpenAIPolicy"]
+
 STOP = "</tool_call>"
-PLACEHOLDER_KEY = "EMPTY"
-"""Sent when the key variable is unset: servers started without a key accept any."""
-NO_RESULT = "(no text result)"
-"""The ``tool`` message after a replayed call that relayed no text (GUI actions)."""
-
-_VALID = re.compile(r"[^a-zA-Z0-9_-]")
-_CALL = re.compile(r"<tool_call>(.*?)(</tool_call>|$)", re.DOTALL)
-_RESULT_PREFIX = render_tool_result("", 0)
-# How OpenAI, vLLM and SGLang word a prompt that does not fit (the code, then the messages).
-_CONTEXT_LENGTH = re.compile(
-    r"context_length_exceeded|maximum context length|context length|maximum model length|prompt is too long",
-    re.IGNORECASE,
-)
-_DETAIL_CHARS = 500
-
-
-class NameMap:
-    """A reversible map between tool names and OpenAI-valid function names."""
-
-    def __init__(self, names: Sequence[str]) -> None:
-        """Maps each distinct name; collisions after sanitising get a numeric suffix."""
-        self.to_wire: dict[str, str] = {}
-        self.from_wire: dict[str, str] = {}
-        for name in dict.fromkeys(names):
-            base = _VALID.sub("_", name.replace(".", "__"))[:60] or "tool"
-            wire, n = base, 1
-            while wire in self.from_wire:
-                n += 1
-                wire = f"{base}_{n}"
-            self.to_wire[name], self.from_wire[wire] = wire, name
-
-    def wire(self, name: str) -> str:
-        """The wire name of a real name (unknown names pass through unchanged)."""
-        return self.to_wire.get(name, name)
-
-    def original(self, wire: str) -> str:
-        """The real name of a wire name (unknown wire names pass through unchanged)."""
-        return self.from_wire.get(wire, wire)
-
-
-def _load_sdk() -> Any:
-    try:
-        import openai
-    except ImportError as exc:
-        raise ConfigError(
-            f"The openai: policy needs the openai client ({exc}); install it with "
-            "`pip install 'hybrid-agent[openai]'` (or `uv sync --extra openai`)."
-        ) from None
-    return openai
+DEFAULT_KEY_ENV = "OPENAI_API_KEY"
 
 
 class OpenAIPolicy:
@@ -141,17 +109,16 @@ class OpenAIPolicy:
         self.options = options or PolicyOptions()
         if not isinstance(self.options.extra_body, dict):
             raise ConfigError(f"extra_body must be a JSON object, got {self.options.extra_body!r}.")
-        self._sdk = _load_sdk()
+        self._sdk = load_sdk("openai", "openai")
         url = base_url.rstrip("/")
         self.url = url if url.endswith("/v1") else url + "/v1"
         self.model = model
         self.name = f"openai:{model}"
         self.tools_in_request = self.options.tool_format == "functions"
-        key = os.environ.get(self.options.api_key_env)
-        self._key_set = bool(key)
+        self._key = ApiKey.read(self.options.api_key_env or DEFAULT_KEY_ENV)
         self._client: openai.OpenAI = self._sdk.OpenAI(
             base_url=self.url,
-            api_key=key or PLACEHOLDER_KEY,
+            api_key=self._key.value,
             timeout=self.options.timeout_s,
             max_retries=self.options.retries,
         )
@@ -172,20 +139,18 @@ class OpenAIPolicy:
         try:
             completion = self._client.chat.completions.create(**kwargs)
         except (self._sdk.APIError, ValueError) as exc:  # ValueError: a body that is not JSON
-            code, detail = self._describe(exc)
-            return self._failure(code, detail, started)
+            return failure(self.url, *describe_failure(self._sdk, exc, self._key), started)
         try:
             return _generation(completion, names, time.perf_counter() - started)
         except (AttributeError, IndexError, TypeError) as exc:  # the client does not validate answers
-            detail = f"not a chat completion ({type(exc).__name__}: {exc}): {str(completion)[:_DETAIL_CHARS]}"
-            return self._failure(GenerationErrorCode.MALFORMED_RESPONSE, detail, started)
+            return malformed(self.url, completion, exc, started)
 
     def _request(self, request: PolicyRequest) -> tuple[dict[str, Any], NameMap | None]:
         kwargs = {"model": self.model, **_sampling(self.options)}
         messages = to_openai(request.messages)
         if self.options.tool_format == "text":
             return {**kwargs, "messages": messages, "stop": [STOP]}, None
-        past = [call[1] for call in map(_split_call, messages) if call is not None]
+        past = [call[1] for call in map(split_call, messages) if call is not None]
         names = NameMap(["computer_use", *(t.qualified_name for t in request.tools), *past])
         return {
             **kwargs,
@@ -193,29 +158,6 @@ class OpenAIPolicy:
             "tools": [_wire_function(f, names) for f in _functions(request.tools)],
             "tool_choice": "auto",
         }, names
-
-    def _describe(self, exc: Exception) -> tuple[GenerationErrorCode, str]:
-        sdk = self._sdk
-        if isinstance(exc, sdk.APIStatusError):
-            detail = f"HTTP {exc.status_code}: {exc.message}"[:_DETAIL_CHARS]
-            if exc.status_code in (401, 403):
-                state = "is set" if self._key_set else "is not set, so a placeholder key was sent"
-                return GenerationErrorCode.AUTH, (
-                    f"{detail} — the server refused the API key: {self.options.api_key_env} {state}; "
-                    "export the server's key under that name (or pick another with --api-key-env)."
-                )
-            if exc.status_code in (400, 413) and _CONTEXT_LENGTH.search(f"{exc.code} {exc.message}"):
-                return GenerationErrorCode.CONTEXT_LENGTH, detail
-            return GenerationErrorCode.HTTP, detail
-        if isinstance(exc, sdk.APIConnectionError):  # timeouts too
-            cause = exc.__cause__
-            why = f" ({type(cause).__name__}: {cause})" if cause else ""
-            return GenerationErrorCode.TRANSPORT, f"{type(exc).__name__}: {exc}{why}"
-        return GenerationErrorCode.MALFORMED_RESPONSE, f"{type(exc).__name__}: {exc}"[:_DETAIL_CHARS]
-
-    def _failure(self, code: GenerationErrorCode, detail: str, started: float) -> Generation:
-        latency = time.perf_counter() - started
-        return Generation(text="", latency_s=latency, error=f"{self.url}: {detail}", error_code=code)
 
 
 def _sampling(options: PolicyOptions) -> dict[str, Any]:
@@ -242,12 +184,12 @@ def _generation(completion: Any, names: NameMap | None, latency: float) -> Gener
         if choice.finish_reason == "stop" and "<tool_call>" in text and STOP not in text:
             text += STOP
     else:
-        text = _map_content_calls(text, names)
+        text = map_content_calls(text, names)
     for call in message.tool_calls or []:
         function = getattr(call, "function", None)  # custom (non-function) tool calls have none
         if function is not None:
             name = names.original(function.name) if names else function.name
-            text += "\n" + _call_block(name, _arguments(function.arguments))
+            text += "\n" + call_block(name, decode_arguments(function.arguments))
     reasoning = getattr(message, "reasoning_content", None) or getattr(message, "reasoning", None)
     usage = completion.usage
     details = getattr(usage, "prompt_tokens_details", None)
@@ -274,52 +216,19 @@ def _wire_function(function: dict[str, Any], names: NameMap) -> dict[str, Any]:
     return {"type": "function", "function": inner}
 
 
-def _arguments(raw: Any) -> Any:
-    """Decoded call arguments; a string that is not JSON stays a string for the parser to report."""
-    if not isinstance(raw, str):
-        return raw
-    try:
-        return json.loads(raw)
-    except json.JSONDecodeError:
-        return raw
-
-
-def _call_block(name: str, arguments: Any) -> str:
-    body = json.dumps({"name": name, "arguments": arguments}, ensure_ascii=False)
-    return f"<tool_call>\n{body}\n</tool_call>"
-
-
-def _split_call(message: Message) -> tuple[str, str, dict[str, Any]] | None:
-    """``(text before, name, arguments)`` of a past assistant turn's ``<tool_call>``, else ``None``."""
-    content = message["content"]
-    if message["role"] != "assistant" or not isinstance(content, str):
-        return None
-    match = _CALL.search(content)
-    if match is None or not match.group(2):
-        return None
-    try:
-        call = json.loads(match.group(1))
-    except json.JSONDecodeError:
-        return None
-    if not isinstance(call, dict) or not isinstance(call.get("name"), str):
-        return None
-    arguments = call.get("arguments", {})
-    return content[: match.start()].rstrip(), call["name"], arguments if isinstance(arguments, dict) else {}
-
-
 def _replay_calls(messages: list[Message], names: NameMap) -> list[Message]:
     """Function-calling history: past calls as ``tool_calls`` + ``tool`` results, under wire names."""
     out: list[Message] = []
     pending: str | None = None  # the id of the call whose result opens the next user turn
     for message in messages:
         if pending is not None and message["role"] == "user":
-            result, rest = _take_result(message["content"])
+            result, rest = take_result(message["content"])
             out.append({"role": "tool", "tool_call_id": pending, "content": result})
             if rest:
                 out.append({"role": "user", "content": rest})
             pending = None
             continue
-        split = _split_call(message)
+        split = split_call(message)
         if split is None:
             out.append(message)
             continue
@@ -329,31 +238,6 @@ def _replay_calls(messages: list[Message], names: NameMap) -> list[Message]:
         call = {"id": pending, "type": "function", "function": function}
         out.append({"role": "assistant", "content": head or None, "tool_calls": [call]})
     return out
-
-
-def _take_result(content: Any) -> tuple[str, Any]:
-    """Splits a user turn into its leading ``Tool result:`` text and the rest (the screenshot ...)."""
-    if isinstance(content, list) and content:
-        first = content[0]
-        if first.get("type") == "text" and first["text"].startswith(_RESULT_PREFIX):
-            return first["text"], content[1:]
-    return NO_RESULT, content
-
-
-def _map_content_calls(text: str, names: NameMap) -> str:
-    """Renames wire names in ``<tool_call>`` blocks a server without a tool parser left in the text."""
-
-    def rename(match: re.Match[str]) -> str:
-        try:
-            call = json.loads(match.group(1))
-        except json.JSONDecodeError:
-            return match.group(0)  # the parser reports it
-        if not isinstance(call, dict) or call.get("name") not in names.from_wire:
-            return match.group(0)
-        call["name"] = names.original(call["name"])
-        return f"<tool_call>\n{json.dumps(call, ensure_ascii=False)}\n{match.group(2)}"
-
-    return _CALL.sub(rename, text)
 
 
 @register_policy("openai")

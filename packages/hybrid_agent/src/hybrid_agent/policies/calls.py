@@ -1,0 +1,110 @@
+"""Calls between the stack's text form and a provider's native tool calling.
+
+The context builder writes every past call as ``<tool_call>`` text in the assistant
+turn and the call's result at the head of the next user turn. Policies whose API takes
+tools apart (OpenAI function calling, the Responses API, the Anthropic Messages API)
+read those turns back into native calls and results with :func:`split_call` and
+:func:`take_result`, send tool names the API accepts through :class:`NameMap`, and
+write the native calls of an answer back as ``<tool_call>`` text (:func:`call_block`)
+for the parser.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from hybrid_agent.messages import Message
+from hybrid_agent.prompt import render_tool_result
+
+NO_RESULT = "(no text result)"
+"""The result text of a replayed call that relayed no text (GUI actions)."""
+
+_VALID = re.compile(r"[^a-zA-Z0-9_-]")
+_CALL = re.compile(r"<tool_call>(.*?)(</tool_call>|$)", re.DOTALL)
+_RESULT_PREFIX = render_tool_result("", 0)
+
+
+class NameMap:
+    """A reversible map between tool names and API-valid function names (``^[a-zA-Z0-9_-]{1,64}$``)."""
+
+    def __init__(self, names: Sequence[str]) -> None:
+        """Maps each distinct name; collisions after sanitising get a numeric suffix."""
+        self.to_wire: dict[str, str] = {}
+        self.from_wire: dict[str, str] = {}
+        for name in dict.fromkeys(names):
+            base = _VALID.sub("_", name.replace(".", "__"))[:60] or "tool"
+            wire, n = base, 1
+            while wire in self.from_wire:
+                n += 1
+                wire = f"{base}_{n}"
+            self.to_wire[name], self.from_wire[wire] = wire, name
+
+    def wire(self, name: str) -> str:
+        """The wire name of a real name (unknown names pass through unchanged)."""
+        return self.to_wire.get(name, name)
+
+    def original(self, wire: str) -> str:
+        """The real name of a wire name (unknown wire names pass through unchanged)."""
+        return self.from_wire.get(wire, wire)
+
+
+def decode_arguments(raw: Any) -> Any:
+    """Decoded call arguments; a string that is not JSON stays a string for the parser to report."""
+    if not isinstance(raw, str):
+        return raw
+    try:
+        return json.loads(raw)
+    except json.JSONDecodeError:
+        return raw
+
+
+def call_block(name: str, arguments: Any) -> str:
+    """One call as the ``<tool_call>`` text the parser reads."""
+    body = json.dumps({"name": name, "arguments": arguments}, ensure_ascii=False)
+    return f"<tool_call>\n{body}\n</tool_call>"
+
+
+def split_call(message: Message) -> tuple[str, str, dict[str, Any]] | None:
+    """``(text before, name, arguments)`` of a past assistant turn's ``<tool_call>``, else ``None``."""
+    content = message["content"]
+    if message["role"] != "assistant" or not isinstance(content, str):
+        return None
+    match = _CALL.search(content)
+    if match is None or not match.group(2):
+        return None
+    try:
+        call = json.loads(match.group(1))
+    except json.JSONDecodeError:
+        return None
+    if not isinstance(call, dict) or not isinstance(call.get("name"), str):
+        return None
+    arguments = call.get("arguments", {})
+    return content[: match.start()].rstrip(), call["name"], arguments if isinstance(arguments, dict) else {}
+
+
+def take_result(content: Any) -> tuple[str, Any]:
+    """Splits a user turn into its leading ``Tool result:`` text and the rest (the screenshot ...)."""
+    if isinstance(content, list) and content:
+        first = content[0]
+        if first.get("type") == "text" and first["text"].startswith(_RESULT_PREFIX):
+            return first["text"], content[1:]
+    return NO_RESULT, content
+
+
+def map_content_calls(text: str, names: NameMap) -> str:
+    """Renames wire names in ``<tool_call>`` blocks a server without a tool parser left in the text."""
+
+    def rename(match: re.Match[str]) -> str:
+        try:
+            call = json.loads(match.group(1))
+        except json.JSONDecodeError:
+            return match.group(0)  # the parser reports it
+        if not isinstance(call, dict) or call.get("name") not in names.from_wire:
+            return match.group(0)
+        call["name"] = names.original(call["name"])
+        return f"<tool_call>\n{json.dumps(call, ensure_ascii=False)}\n{match.group(2)}"
+
+    return _CALL.sub(rename, text)
