@@ -26,23 +26,33 @@ A reply means what it says, or nothing:
 * reasoning a server returned apart (``reasoning_content``) is put back in front of
   the content as ``<think>...</think>``, so it is recorded, parsed past and shown
   again with ``keep_think`` as the model's own text would be.
+
+What the model is shown and how its reply is read belong to the model family's
+adapter (:mod:`hybrid_agent.adapters`, ``AgentConfig.adapter``): its prompt states the
+coordinate space the mapping uses, its screenshots are resized by the family's rule,
+its parser returns the call in screen pixels or a typed error (``out_of_space`` for a
+point outside the space). With ``parse_retries`` a malformed reply is re-sampled up to
+that many times; every failed attempt stays in the step record (``parse_attempts``).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import time
 import traceback
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any, SupportsFloat
 
 import gymnasium as gym
 from osworld_mcp_env.info import step_info
 
+from hybrid_agent.adapters import DEFAULT_ADAPTER, AdapterOptions, ModelAdapter, get_adapter, reply_text
 from hybrid_agent.context import ContextConfig, build_context
-from hybrid_agent.coords import CoordinateConfig, CoordinatePolicy, call_to_screen
+from hybrid_agent.coords import CoordinatePolicy
 from hybrid_agent.errors import ConfigError
 from hybrid_agent.evidence import evidence_from_info
-from hybrid_agent.parse import ParseError, ParseErrorCode, ParseResult, parse_response
+from hybrid_agent.parse import ParseError, ParseErrorCode, ParseResult
 from hybrid_agent.policies.base import Generation, Policy, PolicyRequest, preferred_coordinates
 from hybrid_agent.presets import retention_from_name
 from hybrid_agent.prompt import PromptConfig
@@ -52,6 +62,12 @@ from hybrid_agent.trajectory import Call, Evidence, Frame, Observation, Step
 
 # A refused, undispatched action: what a reply that executes nothing costs the env (one counted step).
 NO_OP_ACTION = ""
+
+Resample = Callable[[PolicyRequest], Generation]
+"""Answers one request again (the runner's dispatcher), for parse repair."""
+
+# What a failed parse attempt keeps in the step record.
+_ATTEMPT_KEYS = ("model_output", "finish_reason", "tokens", "parse")
 
 TRUNCATED_FEEDBACK = (
     "Error [truncated]: your reply reached the output limit before it ended, so nothing was "
@@ -76,8 +92,17 @@ class AgentConfig:
         thinking: The model runs in Thinking mode (its chat template opens ``<think>``):
             a reply without ``</think>`` never finished reasoning and executes nothing.
         tool_result_chars: L, the characters of a relayed tool result.
-        coordinates: The model's coordinate space; ``None``: the policy's own, else
-            Qwen3-VL's relative grid.
+        coordinates: Override the adapter's coordinate space; ``None``: the policy's own
+            (the scripted policy emits screen pixels), else the adapter's.
+        adapter: The model family (:func:`hybrid_agent.adapters.adapter_names`): its prompt,
+            reply format, coordinate space and screenshot rule.
+        min_pixels: Override the adapter's smallest resized screenshot area (``None``: the family's).
+        max_pixels: Override the adapter's largest resized screenshot area (``None``: the family's).
+        parse_retries: Re-sample a malformed reply up to this many times before the step
+            counts as malformed. 0 by default: the study counts every malformed reply as a
+            step, and greedy decoding would only repeat it; harnesses that repair by
+            re-sampling (at temperature > 0) use 5. The evaluation runner applies it; training
+            rollouts keep every reply as sampled.
     """
 
     context: str = "win4"
@@ -88,33 +113,46 @@ class AgentConfig:
     thinking: bool = False
     tool_result_chars: int = 1500
     coordinates: str | None = None
+    adapter: str = DEFAULT_ADAPTER
+    min_pixels: int | None = None
+    max_pixels: int | None = None
+    parse_retries: int = 0
 
     def __post_init__(self) -> None:
         retention_from_name(self.context)  # a bad name fails here, not after the first reset
         if self.coordinates is not None:
             CoordinatePolicy(self.coordinates)
-        if self.top_k < 1 or self.tool_result_chars < 0:
+        if self.top_k < 1 or self.tool_result_chars < 0 or self.parse_retries < 0:
             raise ConfigError(
-                f"top_k must be >= 1 and tool_result_chars >= 0, got {self.top_k} and "
-                f"{self.tool_result_chars}."
+                f"top_k must be >= 1, tool_result_chars and parse_retries >= 0, got {self.top_k}, "
+                f"{self.tool_result_chars} and {self.parse_retries}."
             )
+        self.make_adapter()  # an unknown adapter or bad pixel bounds fail here too
 
-    def context_config(self, tools_in_request: bool = False) -> ContextConfig:
-        """The context builder settings (``tools_in_request``: tools travel apart, no ``<tools>`` block)."""
+    def make_adapter(self, policy: Policy | None = None) -> ModelAdapter:
+        """The model family's adapter with this config's overrides (``policy``: its declared space)."""
+        coordinates = CoordinatePolicy(self.coordinates) if self.coordinates is not None else None
+        if coordinates is None and policy is not None:
+            coordinates = preferred_coordinates(policy)
+        options = AdapterOptions(coordinates, self.min_pixels, self.max_pixels, self.thinking)
+        return get_adapter(self.adapter, options)
+
+    def context_config(
+        self, tools_in_request: bool = False, adapter: ModelAdapter | None = None
+    ) -> ContextConfig:
+        """The context builder settings.
+
+        Args:
+            tools_in_request: Tools travel apart (function calling): no ``<tools>`` block.
+            adapter: The family rendering the context; ``None``: :meth:`make_adapter`'s.
+        """
         return ContextConfig(
             retention=retention_from_name(self.context),
             prompt=PromptConfig(tools_block=not tools_in_request),
             tool_result_chars=self.tool_result_chars,
             keep_think=self.keep_think,
+            renderer=adapter or self.make_adapter(),
         )
-
-    def coordinate_policy(self, policy: Policy | None = None) -> CoordinatePolicy:
-        """The coordinate space in force: this config's, else the policy's own, else the relative grid."""
-        if self.coordinates is not None:
-            return CoordinatePolicy(self.coordinates)
-        return (
-            preferred_coordinates(policy) if policy is not None else None
-        ) or CoordinatePolicy.RELATIVE_GRID
 
 
 @dataclass
@@ -198,9 +236,13 @@ class Decision:
     @property
     def call(self) -> Call | None:
         """The call sent (model space), ``None`` when the reply executes nothing."""
-        return (
-            self.parsed.call if self.parsed is not None and not isinstance(self.parsed, ParseError) else None
-        )
+        parsed = self.parsed
+        return parsed.as_written if parsed is not None and not isinstance(parsed, ParseError) else None
+
+    @property
+    def malformed(self) -> bool:
+        """The reply was read and could not become a call (a re-sample may repair it)."""
+        return isinstance(self.parsed, ParseError)
 
 
 @dataclass(frozen=True)
@@ -237,8 +279,9 @@ class AgentLoop:
         The policy's tool transport and declared coordinate space are read; ``None`` gives the defaults.
         """
         self.config = config
-        self.context = config.context_config(bool(getattr(policy, "tools_in_request", False)))
-        self.coordinates = CoordinateConfig(policy=config.coordinate_policy(policy))
+        self.adapter = config.make_adapter(policy)
+        self.context = config.context_config(bool(getattr(policy, "tools_in_request", False)), self.adapter)
+        self.coordinates = self.adapter.coordinates
         self.retrieval = RetrievalConfig(top_k=config.top_k)
 
     # --- 1. what the model sees ------------------------------------------------------------
@@ -302,19 +345,18 @@ class AgentLoop:
                 "message": TRUNCATED_FEEDBACK,
             }
             return Decision(text, None, NO_OP_ACTION, TRUNCATED_FEEDBACK, record, time.perf_counter() - t0)
-        parsed = parse_response(text, turn.tools, thinking=self.config.thinking)
+        parsed = self.adapter.parse(text, turn.tools, turn.screen)
         if isinstance(parsed, ParseError):
             record["parse"] = {"ok": False, "code": str(parsed.code), "message": parsed.message}
             return Decision(text, parsed, NO_OP_ACTION, parsed.render(), record, time.perf_counter() - t0)
-        call = parsed.call
+        call = parsed.as_written
         record["parse"] = {
             "ok": True,
             "call": {"name": call.name, "arguments": call.arguments},
             "repairs": list(parsed.repairs),
             "action_line": parsed.action_line,
         }
-        sent = call_to_screen(call, turn.screen, self.coordinates) if call.is_gui else call
-        action = {"name": sent.name, "arguments": sent.arguments}
+        action = {"name": parsed.call.name, "arguments": parsed.call.arguments}
         record["action"] = action
         return Decision(text, parsed, action, "", record, time.perf_counter() - t0)
 
@@ -372,15 +414,45 @@ class AgentLoop:
             }
         return Outcome(record, call, evidence, exec_ok, end)
 
-    def step(self, env: gym.Env, episode: AgentEpisode, turn: Turn, generation: Generation) -> Outcome:
+    def decide_repaired(
+        self, turn: Turn, generation: Generation, resample: Resample | None
+    ) -> tuple[Decision, Generation, float]:
+        """Reads the reply; while it is malformed, re-samples up to ``parse_retries`` times.
+
+        Each failed attempt (its text, parse error and tokens) goes into the final decision's
+        record under ``parse_attempts``; after the last failure the step is malformed as usual.
+
+        Returns:
+            The final decision, the generation it read, and the policy seconds of all attempts.
+        """
+        decision = self.decide(turn, generation)
+        policy_s = generation.latency_s
+        attempts: list[dict[str, Any]] = []
+        while resample is not None and decision.malformed and len(attempts) < self.config.parse_retries:
+            attempts.append({key: decision.record[key] for key in _ATTEMPT_KEYS})
+            generation = resample(turn.request)
+            policy_s += generation.latency_s
+            decision = self.decide(turn, generation)
+        if attempts:
+            decision = dataclasses.replace(decision, record={**decision.record, "parse_attempts": attempts})
+        return decision, generation, policy_s
+
+    def step(
+        self,
+        env: gym.Env,
+        episode: AgentEpisode,
+        turn: Turn,
+        generation: Generation,
+        resample: Resample | None = None,
+    ) -> Outcome:
         """One whole turn on one env: decide, ``env.step``, advance. Never raises for the env's sake.
 
         A policy error ends the episode as ``policy_error`` without stepping the env; an
         exception out of ``env.step`` ends it as ``env_error``; both are recorded apart
-        from scores.
+        from scores. ``resample`` answers the turn's request again for parse repair
+        (``AgentConfig.parse_retries``); without it a malformed reply is final.
         """
-        decision = self.decide(turn, generation)
-        policy_s = generation.latency_s
+        decision, generation, policy_s = self.decide_repaired(turn, generation, resample)
         if decision.action is None:
             error = {"type": "policy_error", "code": generation.error_code, "message": generation.error}
             record = {**decision.record, "timings": {"policy_s": policy_s}}
@@ -398,18 +470,6 @@ class AgentLoop:
         env_s = time.perf_counter() - t1
         timings = {"policy_s": policy_s, "env_s": env_s, "env_ms": step_info(result[4]).get("timings")}
         return self.advance(episode, turn, decision, result, timings)
-
-
-def reply_text(generation: Generation) -> str:
-    """The reply as the model wrote it: server-side reasoning back in front as ``<think>...</think>``.
-
-    A server with a reasoning parser returns the reasoning apart from the content; the
-    rest of the stack (records, parser, ``keep_think``) reads the one text a model without
-    a parser would have produced.
-    """
-    if generation.reasoning is None or "</think>" in generation.text:
-        return generation.text
-    return f"<think>\n{generation.reasoning}\n</think>\n\n{generation.text}"
 
 
 def _eval_error(eval_error: dict[str, Any]) -> dict[str, Any]:

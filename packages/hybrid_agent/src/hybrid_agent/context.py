@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from PIL import Image
 
@@ -30,6 +31,22 @@ from hybrid_agent.toolset import ToolSpec
 from hybrid_agent.trajectory import Call, Frame, Observation, Step
 
 
+class TurnRenderer(Protocol):
+    """What a model family decides about its context (a :class:`hybrid_agent.adapters.ModelAdapter`)."""
+
+    def system_prompt(self, tools: Sequence[ToolSpec], screen: tuple[int, int], config: PromptConfig) -> str:
+        """The system message for ``screen`` (its resolution is the family's coordinate space)."""
+        ...
+
+    def preprocess(self, image: Image.Image) -> Image.Image:
+        """The screenshot as the family sees it."""
+        ...
+
+    def assistant_turn(self, step: Step, keep_think: bool) -> str:
+        """A past step as the model would have written it."""
+        ...
+
+
 @dataclass(frozen=True)
 class ContextConfig:
     """Context construction settings (research defaults: k=4, drop off, L=1500, think stripped).
@@ -40,12 +57,16 @@ class ContextConfig:
         tool_result_chars: L, the characters of a relayed tool result kept per turn.
         keep_think: Show the reasoning of past in-window steps (the study's raw responses
             did; stripping it saves ~300 tokens per past step for a Thinking model).
+        renderer: The model family's prompt, screenshot rule and past-turn format (the agent
+            loop passes its adapter); ``None``: the stack's Qwen prompt at ``prompt.resolution``,
+            frames as they are, canonical past calls.
     """
 
     retention: RetentionConfig = field(default_factory=RetentionConfig)
     prompt: PromptConfig = field(default_factory=PromptConfig)
     tool_result_chars: int = 1500
     keep_think: bool = False
+    renderer: TurnRenderer | None = None
 
     def __post_init__(self) -> None:
         if self.tool_result_chars < 0:
@@ -102,11 +123,12 @@ def downscale(image: Image.Image, factor: float) -> Image.Image:
     return image.resize(size, Image.Resampling.BOX)
 
 
-def _frame_part(frame: Frame, record: RetentionRecord, factor: float) -> dict:
+def _frame_part(frame: Frame, record: RetentionRecord, factor: float, renderer: TurnRenderer | None) -> dict:
+    image = renderer.preprocess(frame.image) if renderer is not None else frame.image
     if record.form == FrameForm.IMAGE:
-        return image_part(frame.image)
+        return image_part(image)
     if record.form == FrameForm.DOWNSCALED:
-        return image_part(downscale(frame.image, factor))
+        return image_part(downscale(image, factor))
     if record.form in (FrameForm.PLACEHOLDER, FrameForm.A11Y):
         return text_part(record.text)
     raise ContextError(f"Frame {record.frame} is {record.form} but was asked to be rendered.")
@@ -149,16 +171,29 @@ def build_context(
         raise ContextError(f"The plan is for step {plan.step} but the trajectory is at step {step}.")
     final = plan.final()
     factor = config.retention.downscale_factor
-    messages: list[Message] = [{"role": "system", "content": system_prompt(tools, config.prompt)}]
+    renderer = config.renderer
+    screen = current.frame.image.size
+    system = (
+        renderer.system_prompt(tools, screen, config.prompt)
+        if renderer is not None
+        else system_prompt(tools, config.prompt)
+    )
+    messages: list[Message] = [{"role": "system", "content": system}]
     for index, past in enumerate(steps):
         record = final[index]
         if record.form == FrameForm.OUT_OF_WINDOW:
             continue
-        frame_part = _frame_part(past.frame, record, factor)
+        frame_part = _frame_part(past.frame, record, factor, renderer)
+        assistant = (
+            renderer.assistant_turn(past, config.keep_think)
+            if renderer is not None
+            else render_assistant(past, config.keep_think)
+        )
         messages.append({"role": "user", "content": _user_turn(past.tool_result, frame_part, config)})
-        messages.append({"role": "assistant", "content": render_assistant(past, config.keep_think)})
+        messages.append({"role": "assistant", "content": assistant})
     history = tuple(action_summary(past) for past in steps)
-    content = _user_turn(current.tool_result, _frame_part(current.frame, final[step], factor), config)
+    current_part = _frame_part(current.frame, final[step], factor, renderer)
+    content = _user_turn(current.tool_result, current_part, config)
     content.append(text_part(current_turn_text(instruction, history)))
     messages.append({"role": "user", "content": content})
     return Context(messages=messages, plan=plan, history=history)

@@ -258,7 +258,8 @@ class Runner:
             while not self._stop.is_set():
                 turn = self.loop.observe(episode)
                 frame = episode.obs["screenshot"] if self.config.save_screenshots else None
-                outcome = self.loop.step(env, episode, turn, dispatcher.generate(turn.request))
+                generation = dispatcher.generate(turn.request)
+                outcome = self.loop.step(env, episode, turn, generation, resample=dispatcher.generate)
                 writer.step(outcome.record, frame)
                 if outcome.end is not None:
                     writer.finish({**outcome.end, "wall_s": time.monotonic() - started})
