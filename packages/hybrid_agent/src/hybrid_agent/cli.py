@@ -6,6 +6,8 @@
 
 ``eval`` resumes: finished episodes in ``--out`` are skipped, so rerun the same
 command after a kill. It prints Table 2 and Table 3 at the end (as ``report``).
+With ``--budget-usd X`` it starts no episode once the run directory has spent X USD
+and exits with status 3 (``stop.json`` says why); a larger X continues the run.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from hybrid_agent.agent_loop import AgentConfig
+from hybrid_agent.cost import Budget, PriceTable
 from hybrid_agent.errors import HybridAgentError
 from hybrid_agent.policies import PolicyOptions, close_policy, make_policy
 from hybrid_agent.report import write_report
@@ -80,6 +83,22 @@ def _eval_parser(sub: argparse._SubParsersAction) -> None:
         help="on resume, rerun an episode that ended in a policy or desktop error up to this many tries",
     )
     p.add_argument("--out", required=True, help="run directory (resumed when it exists)")
+    _cost_flags(p)
+    p.add_argument(
+        "--budget-usd",
+        type=float,
+        metavar="X",
+        help="start no episode once the run directory has spent X USD (episodes in flight finish; "
+        "rerun with a larger X to continue); needs a price for the model",
+    )
+
+
+def _cost_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--prices",
+        metavar="FILE",
+        help="price file layered on the bundled one (hybrid_agent/prices.json: USD per million tokens)",
+    )
 
 
 def _agent_flags(p: argparse.ArgumentParser) -> None:
@@ -114,6 +133,7 @@ def _report_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("report", help="tables, plot and viewer for run directories, side by side")
     p.add_argument("runs", nargs="+", help="run directories")
     p.add_argument("--out", help="where the tables and plot go (default: the first run directory)")
+    _cost_flags(p)
 
 
 def _env_kwargs(items: Sequence[str]) -> dict:
@@ -151,10 +171,12 @@ def run_eval(args: argparse.Namespace) -> int:
         save_screenshots=not args.no_screenshots,
         env_kwargs=_env_kwargs(args.env_option),
     )
+    prices = PriceTable.bundled().with_file(args.prices)
+    budget = Budget.for_policy(args.budget_usd, args.policy, prices) if args.budget_usd is not None else None
     tasks = load_suite(args.suite, args.tasks_dir)
     policy = make_policy(args.policy, options)
     try:
-        result = Runner(config, policy, args.out, max_tries=args.max_tries).evaluate(tasks)
+        result = Runner(config, policy, args.out, max_tries=args.max_tries, budget=budget).evaluate(tasks)
     finally:
         close_policy(policy)
     print(
@@ -163,12 +185,20 @@ def run_eval(args: argparse.Namespace) -> int:
         f"tries, {result.wall_s:.1f} s",
         file=sys.stderr,
     )
-    _print_report([args.out], args.out)
+    _print_report([args.out], args.out, prices)
+    if result.stopped is not None and budget is not None:
+        print(
+            f"hybrid-agent: stopped, budget reached: {result.spent_usd:.4f} of {budget.limit_usd} USD spent "
+            f"({budget.model}); {result.not_run} episodes not run (recorded in stop.json). Rerun the same "
+            "command with a larger --budget-usd to continue.",
+            file=sys.stderr,
+        )
+        return 3
     return 0
 
 
-def _print_report(runs: Sequence[str], out: str) -> None:
-    report = write_report(runs, out)
+def _print_report(runs: Sequence[str], out: str, prices: PriceTable) -> None:
+    report = write_report(runs, out, prices)
     print("Table 2: accuracy and tokens\n")
     print(report.table2)
     print("Table 3: behaviour\n")
@@ -192,7 +222,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "eval":
             return run_eval(args)
         runs = [str(Path(r)) for r in args.runs]
-        _print_report(runs, args.out or runs[0])
+        _print_report(runs, args.out or runs[0], PriceTable.bundled().with_file(args.prices))
         return 0
     except HybridAgentError as exc:
         print(f"hybrid-agent: {exc}", file=sys.stderr)

@@ -4,6 +4,7 @@ Layout of a run directory::
 
     run.json                          the run's config (a resumed run must match it)
     suite.json                        every (task, domain) of the suite and the runs per task
+    stop.json                         why the last call stopped before the suite was done (budget)
     episodes/<task>__run<r>.jsonl      finished episodes: header line, one line per step, end line
     episodes/<task>__run<r>.jsonl.partial   an episode being written (discarded on resume)
     episodes/<task>__run<r>/step_000.png    the frame the model saw at each step
@@ -25,6 +26,7 @@ import json
 import os
 import re
 import shutil
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -40,6 +42,7 @@ EPISODES = "episodes"
 ERRORED = "errored"
 RUN_FILE = "run.json"
 SUITE_FILE = "suite.json"
+STOP_FILE = "stop.json"
 PARTIAL = ".partial"
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
 _TRY = re.compile(r"^(?P<key>.+)\.try(?P<attempt>\d+)\.jsonl$")
@@ -88,7 +91,12 @@ class EpisodeWriter:
         self._file.flush()
 
     def step(self, record: dict[str, Any], frame: np.ndarray | None) -> None:
-        """Appends one step line; ``frame`` (the model's view) goes to ``step_NNN.png``."""
+        """Appends one step line; ``frame`` (the model's view) goes to ``step_NNN.png``.
+
+        The line gets ``time`` (Unix seconds when it was written): exports that name
+        steps by wall clock (OSWorld's ``step_<n>_<timestamp>.png``) read it.
+        """
+        record = {**record, "time": time.time()}
         if frame is not None:
             self.frames.mkdir(exist_ok=True)
             name = f"step_{record['step']:03d}.png"
@@ -373,3 +381,21 @@ def read_run_config(run_dir: str | Path) -> dict[str, Any]:
     """The ``run.json`` of a run directory ({} when absent)."""
     path = Path(run_dir) / RUN_FILE
     return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+
+
+def write_stop(run_dir: Path, stop: Mapping[str, Any]) -> None:
+    """Records why a run stopped early (``stop.json``, temp file + rename); a resumed run clears it."""
+    tmp = run_dir / f"{STOP_FILE}.tmp"
+    tmp.write_text(json.dumps(stop, indent=1, default=_jsonable), encoding="utf-8")
+    tmp.replace(run_dir / STOP_FILE)
+
+
+def clear_stop(run_dir: Path) -> None:
+    """Forgets an earlier early stop: the run continues."""
+    (run_dir / STOP_FILE).unlink(missing_ok=True)
+
+
+def read_stop(run_dir: str | Path) -> dict[str, Any] | None:
+    """The run directory's ``stop.json``; ``None`` when its last call did not stop early."""
+    path = Path(run_dir) / STOP_FILE
+    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else None

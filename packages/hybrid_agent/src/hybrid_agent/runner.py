@@ -34,11 +34,19 @@ from typing import Any
 import gymnasium as gym
 
 from hybrid_agent.agent_loop import AgentConfig, AgentEpisode, AgentLoop, error_end
+from hybrid_agent.cost import Budget, Spend, run_spend, step_spend
 from hybrid_agent.dispatch import PolicyDispatcher
 from hybrid_agent.errors import ConfigError
 from hybrid_agent.policies.base import Policy
 from hybrid_agent.progress import Progress
-from hybrid_agent.recorder import EpisodeWriter, check_run_config, plan_resume, write_suite
+from hybrid_agent.recorder import (
+    EpisodeWriter,
+    check_run_config,
+    clear_stop,
+    plan_resume,
+    write_stop,
+    write_suite,
+)
 from hybrid_agent.suite import SuiteTask
 
 ENV_ID = "osworld_mcp_env:OSWorldMCP-v0"
@@ -98,6 +106,9 @@ class EvalResult:
         exhausted: Errored episodes left as they are: they had their ``max_tries`` tries.
         errors: Episodes that ended in an error (recorded apart from scores).
         wall_s: Wall time of the call.
+        stopped: Why the call stopped before every pending episode ran (``budget``); ``None``: it did not.
+        not_run: Pending episodes left unrun by the stop (a resumed run runs them).
+        spent_usd: The run directory's spend at the end, with a budget; ``None`` without one.
     """
 
     finished: int = 0
@@ -106,18 +117,36 @@ class EvalResult:
     exhausted: int = 0
     errors: int = 0
     wall_s: float = 0.0
+    stopped: str | None = None
+    not_run: int = 0
+    spent_usd: float | None = None
 
 
 EnvFactory = Callable[[], gym.Env]
 
 
 class _Tally:
-    """The counts of a run, updated by every env's thread."""
+    """The counts and the spend of a run, updated by every env's thread."""
 
-    def __init__(self, result: EvalResult, progress: Progress | None) -> None:
+    def __init__(
+        self, result: EvalResult, progress: Progress | None, budget: Budget | None, spent: Spend
+    ) -> None:
         self.result = result
         self.progress = progress
+        self.budget = budget
+        self.spent = spent
         self._lock = threading.Lock()
+
+    @property
+    def over_budget(self) -> bool:
+        """The spend reached the budget: no episode may start."""
+        return self.budget is not None and self.spent.usd >= self.budget.limit_usd
+
+    def spend(self, tokens: dict[str, Any] | None) -> None:
+        if self.budget is not None:
+            cost = step_spend(tokens, self.budget.price)
+            with self._lock:
+                self.spent += cost
 
     def ended(self, error: bool) -> None:
         with self._lock:
@@ -138,15 +167,21 @@ class Runner:
         env_factory: EnvFactory | None = None,
         progress: bool = True,
         max_tries: int = 3,
+        budget: Budget | None = None,
     ) -> None:
         """Checks the config against ``out`` (a resumed run must match) and prepares the envs' factory.
 
         ``max_tries`` bounds how often a resumed run retries an episode that ended in a curable
         error (a policy or desktop error; :func:`hybrid_agent.recorder.worth_retrying`). It is not
         part of the stored config: a resume may raise it.
+
+        With a ``budget``, no episode starts once the directory's spend (earlier calls included)
+        reaches it; the episodes in flight finish and are recorded, the rest are left for a
+        resume, and ``stop.json`` says why. Neither is part of the stored config.
         """
         self.config = config
         self.max_tries = max_tries
+        self.budget = budget
         self.policy = policy
         self.out = Path(out)
         self.loop = AgentLoop(config.agent, policy)
@@ -168,17 +203,26 @@ class Runner:
         """
         started = time.monotonic()
         write_suite(self.out, [(t.task_id, t.domain) for t in tasks], self.config.runs)
+        clear_stop(self.out)
         by_id = {task.task_id: task for task in tasks}
         todo = [(task.task_id, run) for run in range(self.config.runs) for task in tasks]
         plan = plan_resume(self.out, todo, self.max_tries)
         pending = deque((by_id[task_id], run) for task_id, run in plan.pending)
         result = EvalResult(skipped=plan.kept, retried=len(plan.retrying), exhausted=len(plan.exhausted))
-        progress = Progress(len(todo), result.skipped) if self.show_progress else None
-        n_envs = min(self.config.envs, len(pending))
-        if n_envs == 0:
-            return result
+        spent = run_spend(self.out, self.budget.price) if self.budget else Spend()
+        tally = _Tally(result, None, self.budget, spent)
+        n_envs = 0 if tally.over_budget else min(self.config.envs, len(pending))
+        if n_envs > 0:
+            tally.progress = Progress(len(todo), result.skipped) if self.show_progress else None
+            self._run(n_envs, pending, tally)
+        self._record_stop(tally, len(plan.pending))
+        result.wall_s = time.monotonic() - started
+        return result
+
+    def _run(self, n_envs: int, pending: deque, tally: _Tally) -> None:
+        """Steps ``n_envs`` envs, each on its own thread, until the queue is empty or the run stops."""
+        progress = tally.progress
         dispatcher = PolicyDispatcher(self.policy, n_envs, lockstep=self.config.schedule == "lockstep")
-        tally = _Tally(result, progress)
         self._stop.clear()
         with (
             ThreadPoolExecutor(n_envs, thread_name_prefix="env") as env_pool,
@@ -196,8 +240,27 @@ class Runner:
                 list(env_pool.map(lambda env: env.close(), envs))
                 if progress is not None:
                     progress.close()
-        result.wall_s = time.monotonic() - started
-        return result
+
+    def _record_stop(self, tally: _Tally, pending: int) -> None:
+        """Fills the result's spend and, when the budget left episodes unrun, ``stop.json``."""
+        result = tally.result
+        if self.budget is None:
+            return
+        result.spent_usd = tally.spent.usd
+        result.not_run = pending - result.finished
+        if result.not_run > 0 and tally.over_budget:
+            result.stopped = "budget"
+            write_stop(
+                self.out,
+                {
+                    "reason": "budget",
+                    "budget_usd": self.budget.limit_usd,
+                    "spent_usd": tally.spent.usd,
+                    "uncounted_steps": tally.spent.uncounted,
+                    "model": self.budget.model,
+                    "not_run": result.not_run,
+                },
+            )
 
     def _work(
         self, env: gym.Env, pending: deque, dispatcher: PolicyDispatcher, png_pool, tally: _Tally
@@ -210,7 +273,7 @@ class Runner:
         prepares = getattr(env.unwrapped, "preparer", None) is not None
         reserved: tuple[SuiteTask, int] | None = None
         try:
-            while not self._stop.is_set():
+            while not self._stop.is_set() and not tally.over_budget:
                 item = reserved or _take(pending)
                 if item is None:
                     return
@@ -261,6 +324,7 @@ class Runner:
                 generation = dispatcher.generate(turn.request)
                 outcome = self.loop.step(env, episode, turn, generation, resample=dispatcher.generate)
                 writer.step(outcome.record, frame)
+                tally.spend(outcome.record.get("tokens"))
                 if outcome.end is not None:
                     writer.finish({**outcome.end, "wall_s": time.monotonic() - started})
                     tally.ended(error=outcome.end.get("error") is not None)

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from hybrid_agent.cost import PriceTable
 from hybrid_agent.errors import ConfigError
 from hybrid_agent.report.plot import plot_accuracy_vs_tokens
 from hybrid_agent.report.summary import Behaviour, RunSummary, summarize_run, summary_json
@@ -30,16 +31,17 @@ class Report:
     files: tuple[Path, ...]
 
 
-def write_report(run_dirs: Sequence[str | Path], out: str | Path) -> Report:
+def write_report(run_dirs: Sequence[str | Path], out: str | Path, prices: PriceTable | None = None) -> Report:
     """Summarises run directories side by side into ``out``.
 
     Writes ``table2.md/.csv``, ``table3.md/.csv``, ``summary.json`` (every number of
     each run directory, coverage and headline included), ``accuracy_vs_tokens.png``
     (when matplotlib is installed) and a ``viewer.html`` in each run directory.
+    ``prices`` (default: the bundled table) prices each run's model for Table 2's USD columns.
     """
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    runs = [summarize_run(d) for d in run_dirs]
+    runs = [summarize_run(d, prices) for d in run_dirs]
     rows2, rows3 = table2(runs), table3(runs)
     md2, md3 = to_markdown(rows2), to_markdown(rows3)
     files = []

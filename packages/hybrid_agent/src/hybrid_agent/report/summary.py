@@ -8,8 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from hybrid_agent import metrics
+from hybrid_agent.cost import PriceTable, RunCost, model_name, run_cost
 from hybrid_agent.metrics import Coverage, EpisodeStats, Estimate, Reachability
-from hybrid_agent.recorder import iter_archived_tries, iter_episodes, read_run_config, read_suite
+from hybrid_agent.recorder import iter_archived_tries, iter_episodes, read_run_config, read_stop, read_suite
 from hybrid_agent.tokens import TokenSummary
 
 
@@ -85,6 +86,8 @@ class RunSummary:
         rerun_errors: Errored tries set aside and rerun, by error label.
         behaviour: The Table 3 numbers.
         has_suite: The run directory has a ``suite.json`` (else coverage sees recorded tasks only).
+        cost: USD spent (:mod:`hybrid_agent.cost`); ``None`` when the model has no price.
+        stop: Why the run's last call stopped early (``stop.json``); ``None`` when it did not.
     """
 
     label: str
@@ -99,6 +102,8 @@ class RunSummary:
     rerun_errors: dict[str, int]
     behaviour: Behaviour
     has_suite: bool
+    cost: RunCost | None = None
+    stop: dict[str, Any] | None = None
 
     @property
     def tokens_estimated(self) -> bool:
@@ -124,14 +129,21 @@ def run_label(config: dict[str, Any]) -> str:
     return " ".join(parts)
 
 
-def summarize_run(run_dir: str | Path) -> RunSummary:
-    """Reads a run directory's records (and its suite, where recorded) and computes its metrics."""
+def summarize_run(run_dir: str | Path, prices: PriceTable | None = None) -> RunSummary:
+    """Reads a run directory's records (and its suite, where recorded) and computes its metrics.
+
+    ``prices`` (default: the bundled table) prices the run's model for its cost.
+    """
     config = read_run_config(run_dir)
     suite = read_suite(run_dir)
     pairs = suite.pairs() if suite else None
     domains = dict(suite.tasks) if suite else None
-    episodes = tuple(metrics.episode_stats(record) for record in iter_episodes(run_dir))
-    rerun = (metrics.episode_stats(archived.record) for archived in iter_archived_tries(run_dir))
+    records = list(iter_episodes(run_dir))
+    archived = [a.record for a in iter_archived_tries(run_dir)]
+    episodes = tuple(metrics.episode_stats(record) for record in records)
+    rerun = (metrics.episode_stats(record) for record in archived)
+    model = model_name(str(config.get("policy", "")))
+    price = (prices or PriceTable.bundled()).lookup(model)
     domain_coverage = metrics.coverage_by_domain(episodes, pairs, domains)
     by_domain = metrics.accuracy_by_domain(episodes)
     return RunSummary(
@@ -147,6 +159,8 @@ def summarize_run(run_dir: str | Path) -> RunSummary:
         rerun_errors=dict(sorted(Counter(ep.error_label for ep in rerun if ep.error_label).items())),
         behaviour=behaviour(episodes),
         has_suite=suite is not None,
+        cost=run_cost(model, price, records, archived) if price else None,
+        stop=read_stop(run_dir),
     )
 
 
@@ -169,6 +183,8 @@ def summary_json(run: RunSummary) -> dict[str, Any]:
         "tokens": None if run.tokens is None else asdict(run.tokens),
         "tokens_estimated": run.tokens_estimated,
         "behaviour": asdict(run.behaviour),
+        "cost_usd": None if run.cost is None else asdict(run.cost),
+        "stop": run.stop,
         "labels": {
             "false_success_all": "study (Table 3): over all scored episodes",
             "false_success_claims": "over voluntary terminations (executed terminate)",

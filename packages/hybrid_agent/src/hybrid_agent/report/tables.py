@@ -9,6 +9,10 @@ domain cell adds ``(scored/tasks)`` when some of its tasks have no scored
 episode; :func:`headline` names those tasks. Token counts marked ``~`` are
 estimates (scripted policy).
 
+The USD columns price the run's model (:mod:`hybrid_agent.cost`): ``n/a`` when the
+price table has no entry for it (never a made-up 0), ``≥`` when some steps had no
+token counts (a lower bound), ``~`` when the counts were estimates.
+
 Table 3 reports false success twice: ``false success (all) %`` is the study's
 (over every scored episode), ``false success (claims) %`` is over voluntary
 terminations. ``reachable by`` says which definition of tool-reachable the
@@ -23,6 +27,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from hybrid_agent import metrics
+from hybrid_agent.cost import RunCost
 from hybrid_agent.metrics import Coverage, Estimate
 from hybrid_agent.report.summary import RunSummary
 
@@ -39,6 +44,13 @@ def _estimate(value: Estimate | None) -> str:
 
 def _k(value: float | None, estimated: bool) -> str:
     return "-" if value is None else f"{'~' * estimated}{value / 1000:.1f}"
+
+
+def _usd(value: float | None, cost: RunCost | None) -> str:
+    if value is None or cost is None:
+        return "n/a"
+    mark = "≥" if cost.uncounted else "~" if cost.estimated else ""
+    return f"{mark}{value:.4f}"
 
 
 def _domain_cell(value: Estimate | None, cover: Coverage | None) -> str:
@@ -71,6 +83,11 @@ def headline(run: RunSummary) -> str:
         text += f"; {len(cover.unscored)} not scored: {_unscored(cover)}"
     if run.rerun_errors:
         text += f"; tries rerun after an error: {sum(run.rerun_errors.values())}"
+    if run.stop:
+        text += (
+            f"; stopped early ({run.stop.get('reason')}: {run.stop.get('spent_usd', 0):.4f} of "
+            f"{run.stop.get('budget_usd')} USD spent, {run.stop.get('not_run')} episodes not run)"
+        )
     return text if run.has_suite else text + "; no suite.json, tasks never run are not counted"
 
 
@@ -101,6 +118,10 @@ def table2(runs: Sequence[RunSummary]) -> list[Row]:
         row["output/task K"] = _k(tokens.output_per_task if tokens else None, est)
         per_point = metrics.tokens_per_accuracy_point(tokens.input_per_task, run.accuracy) if tokens else None
         row["input per 1% acc K"] = _k(per_point, est)
+        cost = run.cost
+        row["USD/episode"] = _usd(cost.per_episode if cost else None, cost)
+        row["USD/run"] = _usd(cost.per_run if cost else None, cost)
+        row["USD total"] = _usd(cost.total if cost else None, cost)
         row["errors"] = str(sum(run.errors.values()))
         rows.append(row)
     return rows
