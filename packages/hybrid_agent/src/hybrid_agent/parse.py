@@ -62,6 +62,7 @@ class ParseErrorCode(StrEnum):
     UNKNOWN_TOOL = "unknown_tool"
     AMBIGUOUS_SHAPE = "ambiguous_shape"
     UNFINISHED_REASONING = "unfinished_reasoning"
+    INVALID_SYNTAX = "invalid_syntax"  # a call written as code (UI-TARS, CogAgent, pyautogui) that does not parse
     OUT_OF_SPACE = "out_of_space"  # a coordinate outside the model's coordinate space (set by the adapter)
     TRUNCATED = "truncated"  # the output budget cut the reply off (set by the agent loop)
 
@@ -189,7 +190,8 @@ def _check_object(obj: Any) -> dict[str, Any] | ParseError:
 _MODEL_SPACE = (2**31, 2**31)
 
 
-def _validate_gui(arguments: Mapping[str, Any]) -> ParseError | None:
+def validate_gui(arguments: Mapping[str, Any]) -> ParseError | None:
+    """Checks ``computer_use`` arguments against the env's action table (shape only, model space)."""
     action = arguments.get("action")
     if action is None:
         return ParseError(ParseErrorCode.MISSING_ARGUMENTS, "computer_use needs an 'action' argument.")
@@ -283,7 +285,7 @@ def parse_response(text: str, tools: Sequence[ToolSpec] | None = None, thinking:
     obj = _decode_call(body, repairs)
     if isinstance(obj, ParseError):
         return ParseError(obj.code, obj.message, think)
-    return _to_action(obj, rest, think, tools, repairs)
+    return call_from_object(obj, rest, think, tools, repairs)
 
 
 # Keys a call object may carry beside "name" and "arguments" without changing its meaning.
@@ -327,9 +329,18 @@ def _call_name(obj: dict[str, Any], repairs: list[str]) -> str | None:
     return name
 
 
-def _to_action(
+def call_from_object(
     obj: dict[str, Any], rest: str, think: str | None, tools: Sequence[ToolSpec] | None, repairs: list[str]
 ) -> ParseResult:
+    """Checks one decoded ``{"name", "arguments"}`` call (any family's) as the ``<tool_call>`` parser does.
+
+    Args:
+        obj: The call object (nested, flat or string-encoded arguments).
+        rest: The reply text outside the reasoning (its ``Action:`` line is read).
+        think: The reasoning text, if any.
+        tools: The MCP tools shown (``None``: MCP calls are checked for shape only).
+        repairs: Repairs already made; this call's are appended.
+    """
     name = _call_name(obj, repairs)
     if name is None:
         return ParseError(ParseErrorCode.MISSING_NAME, 'The call needs a string "name".', think)
@@ -340,7 +351,7 @@ def _to_action(
         if arguments.get("action") == "wait" and "time" not in arguments:
             arguments = {**arguments, "time": DEFAULT_WAIT_S}
             repairs.append("default_wait_time")
-        error = _validate_gui(arguments)
+        error = validate_gui(arguments)
         if error is not None:
             return ParseError(error.code, error.message, think)
     elif name in COMPUTER_USE_ACTIONS:

@@ -1,0 +1,171 @@
+"""Pieces every text-format family needs: reading a call written as code, points and boxes, GUI calls.
+
+Several families write their action as a Python-like call (UI-TARS ``click(start_box='(1,2)')``,
+CogAgent ``CLICK(box=[[1,2,3,4]])``, OpenCUA ``pyautogui.click(x=1, y=2)``). Such text is
+read with :mod:`ast` and only literal arguments are accepted (:func:`ast.literal_eval`):
+nothing the model writes is ever executed, and a name, an expression or a statement
+that is not a literal call is an ``invalid_syntax`` error value.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from hybrid_agent.parse import ParsedAction, ParseError, ParseErrorCode, ParseResult, validate_gui
+from hybrid_agent.trajectory import GUI_TOOL_NAME, Call
+
+# One wheel notch of the env's input device (osworld_mcp_env.guest.xinput.SCROLL_PIXELS_PER_NOTCH):
+# families that scroll by notches ("clicks") are converted to the env's pixels with it.
+NOTCH_PIXELS = 50
+
+_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+
+
+@dataclass(frozen=True)
+class CodeCall:
+    """A call written as code: ``name(*args, **kwargs)`` with literal arguments.
+
+    Attributes:
+        name: The dotted callee (``click``, ``pyautogui.click``, ``computer.terminate``).
+        args: The positional arguments.
+        kwargs: The keyword arguments.
+    """
+
+    name: str
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any]
+
+
+def _dotted(node: ast.expr) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        head = _dotted(node.value)
+        return f"{head}.{node.attr}" if head else None
+    return None
+
+
+def _code_call(node: ast.expr, source: str) -> CodeCall | ParseError:
+    if not isinstance(node, ast.Call) or _dotted(node.func) is None:
+        return ParseError(
+            ParseErrorCode.INVALID_SYNTAX, f"Expected one call such as click(...), got {source!r}."
+        )
+    try:
+        args = tuple(ast.literal_eval(arg) for arg in node.args)
+        kwargs = {kw.arg: ast.literal_eval(kw.value) for kw in node.keywords if kw.arg is not None}
+    except (ValueError, SyntaxError, TypeError):
+        return ParseError(ParseErrorCode.INVALID_SYNTAX, f"The arguments of {source!r} must be literals.")
+    if len(kwargs) != len(node.keywords):
+        return ParseError(ParseErrorCode.INVALID_SYNTAX, f"{source!r} unpacks arguments (**); name each one.")
+    return CodeCall(str(_dotted(node.func)), args, kwargs)
+
+
+def parse_code_calls(source: str) -> list[CodeCall] | ParseError:
+    """Reads statements that are each one call with literal arguments (``a(1); b(x='y')``).
+
+    Returns:
+        The calls in order, or ``invalid_syntax`` for anything else (assignments, loops,
+        names as arguments, text that is not Python).
+    """
+    try:
+        tree = ast.parse(source.strip())
+    except SyntaxError as exc:
+        return ParseError(ParseErrorCode.INVALID_SYNTAX, f"The action is not valid call syntax: {exc.msg}.")
+    calls: list[CodeCall] = []
+    for statement in tree.body:
+        if not isinstance(statement, ast.Expr):
+            kind = type(statement).__name__
+            return ParseError(
+                ParseErrorCode.INVALID_SYNTAX, f"Only calls are accepted, got a {kind} statement."
+            )
+        call = _code_call(statement.value, ast.get_source_segment(source.strip(), statement) or "")
+        if isinstance(call, ParseError):
+            return call
+        calls.append(call)
+    return calls
+
+
+def parse_code_call(source: str) -> CodeCall | ParseError:
+    """Reads exactly one call; none or several is an error value."""
+    calls = parse_code_calls(source)
+    if isinstance(calls, ParseError):
+        return calls
+    if len(calls) != 1:
+        code = ParseErrorCode.NO_TOOL_CALL if not calls else ParseErrorCode.MULTIPLE_TOOL_CALLS
+        return ParseError(code, f"Give exactly one action per step, got {len(calls)}.")
+    return calls[0]
+
+
+def numbers(value: Any) -> list[float] | None:
+    """The numbers of a point or box in any family's spelling, or ``None`` when there are none.
+
+    Accepts ``(x,y)``, ``'<point>x y</point>'``, ``'<|box_start|>(x,y)<|box_end|>'``,
+    ``[[x1,y1,x2,y2]]``, ``[x, y]`` and numbers; booleans are not numbers.
+    """
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        return [float(value)]
+    if isinstance(value, str):
+        found = _NUMBER.findall(value)
+        return [float(n) for n in found] if found else None
+    if isinstance(value, list | tuple):
+        out: list[float] = []
+        for item in value:
+            inner = numbers(item)
+            if inner is None:
+                return None
+            out.extend(inner)
+        return out or None
+    return None
+
+
+def point_of(value: Any, what: str) -> list[float] | ParseError:
+    """``[x, y]`` from a point (2 numbers) or a box's centre (4 numbers: x1, y1, x2, y2)."""
+    found = numbers(value)
+    if found is not None and len(found) == 2:
+        return found
+    if found is not None and len(found) == 4:
+        return [(found[0] + found[2]) / 2, (found[1] + found[3]) / 2]
+    return ParseError(
+        ParseErrorCode.INVALID_ARGUMENTS,
+        f"{what} must be a point (x, y) or a box (x1, y1, x2, y2), got {value!r}.",
+    )
+
+
+def split_keys(value: Any) -> list[str] | ParseError:
+    """Key names from ``'ctrl c'``, ``'ctrl+c'``, ``['ctrl', 'c']``, lower-cased as the env spells them.
+
+    A lone character keeps its case (``'A'`` types a capital); in a combination the
+    modifiers decide, so ``'Ctrl Shift T'`` is ``['ctrl', 'shift', 't']``.
+    """
+    if isinstance(value, str):
+        keys = [k for k in re.split(r"[\s+]+", value.strip()) if k]
+    elif isinstance(value, list | tuple) and all(isinstance(k, str) for k in value):
+        keys = [k.strip() for k in value if k.strip()]
+    else:
+        keys = []
+    if not keys:
+        return ParseError(
+            ParseErrorCode.INVALID_ARGUMENTS, f"Keys must be names such as 'ctrl c', got {value!r}."
+        )
+    return keys if len(keys) == 1 and len(keys[0]) == 1 else [k.lower() for k in keys]
+
+
+def gui_action(
+    arguments: dict[str, Any], think: str | None, action_line: str | None, repairs: Sequence[str] = ()
+) -> ParseResult:
+    """A ``computer_use`` call in the model's space, checked against the env's action table."""
+    error = validate_gui(arguments)
+    if error is not None:
+        return ParseError(error.code, error.message, think)
+    return ParsedAction(Call(GUI_TOOL_NAME, arguments), action_line, think, tuple(repairs))
+
+
+def with_think(error: ParseError, think: str | None) -> ParseError:
+    """``error`` carrying the reply's reasoning (for the record)."""
+    return ParseError(error.code, error.message, think)
