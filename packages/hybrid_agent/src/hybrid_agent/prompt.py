@@ -91,6 +91,13 @@ def computer_use_function(resolution: tuple[int, int]) -> dict[str, Any]:
     }
 
 
+JSON_CALL_FORMAT = (
+    'One call, as JSON inside tags:\n<tool_call>\n{"name": <function-name>, "arguments": <args-json-object>}\n'
+    "</tool_call>"
+)
+"""How one call is written in the Qwen families' replies (a model adapter may state its own)."""
+
+
 @dataclass(frozen=True)
 class PromptConfig:
     """How the system prompt is written.
@@ -103,12 +110,15 @@ class PromptConfig:
         preamble: The first paragraph of the system message.
         tools_block: Render the ``<tools>`` block. Off when the tools travel in the
             request instead (OpenAI function calling), so they are not listed twice.
+        call_format: How one call is written, shown in the response format rules (the
+            model family's own: JSON in ``<tool_call>`` for Qwen, XML-tagged arguments for GLM ...).
     """
 
     resolution: tuple[int, int] = (1000, 1000)
     tool_preference_hint: bool = True
     tools_block: bool = True
     preamble: str = "You are a computer-use agent operating a Linux desktop to complete the user's task."
+    call_format: str = JSON_CALL_FORMAT
 
     def __post_init__(self) -> None:
         if len(self.resolution) != 2 or min(self.resolution) < 1:
@@ -139,8 +149,7 @@ def system_prompt(tools: Sequence[ToolSpec], config: PromptConfig = PromptConfig
         "# Response format\n\n"
         "Every step, answer in this order:\n"
         "1) Action: one short imperative sentence saying what you do next.\n"
-        "2) One call, as JSON inside tags:\n"
-        '<tool_call>\n{"name": <function-name>, "arguments": <args-json-object>}\n</tool_call>\n'
+        f"2) {config.call_format}\n"
         "Emit exactly one <tool_call> and nothing after it. "
         "When the task is finished or cannot be done, call computer_use with action=terminate."
     )

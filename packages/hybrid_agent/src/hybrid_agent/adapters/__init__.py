@@ -4,7 +4,7 @@ Importing this package registers the built-in families (see :func:`adapter_names
 :mod:`hybrid_agent.adapters.base` holds the protocol and the registry.
 """
 
-from hybrid_agent.adapters import qwen, uitars
+from hybrid_agent.adapters import qwen, tagged, uitars
 from hybrid_agent.adapters.base import (
     DEFAULT_ADAPTER,
     AdapterOptions,
@@ -24,5 +24,6 @@ __all__ = [
     "qwen",
     "register_adapter",
     "reply_text",
+    "tagged",
     "uitars",
 ]

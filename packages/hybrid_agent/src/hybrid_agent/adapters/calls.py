@@ -10,12 +10,16 @@ that is not a literal call is an ``invalid_syntax`` error value.
 from __future__ import annotations
 
 import ast
+import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from osworld_mcp_env.actions import COMPUTER_USE_ACTIONS
+
 from hybrid_agent.parse import ParsedAction, ParseError, ParseErrorCode, ParseResult, validate_gui
+from hybrid_agent.toolset import ToolSpec
 from hybrid_agent.trajectory import GUI_TOOL_NAME, Call
 
 # One wheel notch of the env's input device (osworld_mcp_env.guest.xinput.SCROLL_PIXELS_PER_NOTCH):
@@ -169,3 +173,39 @@ def gui_action(
 def with_think(error: ParseError, think: str | None) -> ParseError:
     """``error`` carrying the reply's reasoning (for the record)."""
     return ParseError(error.code, error.message, think)
+
+
+def declared_type(function: str, key: str, tools: Sequence[ToolSpec]) -> str | None:
+    """The JSON type the schema gives argument ``key`` of ``function`` (``None`` when it says none).
+
+    ``computer_use`` arguments take their kind from the env's action table; an MCP tool's
+    from its schema (qualified or bare name).
+    """
+    if function == GUI_TOOL_NAME:
+        for spec in COMPUTER_USE_ACTIONS.values():
+            kind = {**spec.required, **spec.optional}.get(key)
+            if kind is not None:
+                return "string" if kind in ("text", "status") else None
+        return None
+    for tool in tools:
+        if function in (tool.qualified_name, tool.name):
+            schema = tool.parameters.get("properties", {}).get(key, {})
+            declared = schema.get("type") if isinstance(schema, dict) else None
+            return declared if isinstance(declared, str) else None
+    return None
+
+
+def typed_value(function: str, key: str, raw: str, tools: Sequence[ToolSpec]) -> Any:
+    """An argument written as text (XML-tagged formats) as the JSON value its schema expects.
+
+    A string parameter keeps the text as written (``"5"`` stays a string); any other is
+    read as JSON when it is JSON (``[500, 300]``, ``3``, ``true``) and kept as text if not,
+    so the schema check reports the mismatch instead of the parser guessing.
+    """
+    text = raw.strip("\n")
+    if declared_type(function, key, tools) == "string":
+        return text
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text
