@@ -128,13 +128,18 @@ def numbers(value: Any) -> list[float] | None:
     return None
 
 
+def _tidy(value: float) -> float:
+    # Whole numbers stay ints, so records read [966, 546] as the model wrote them.
+    return int(value) if value.is_integer() else value
+
+
 def point_of(value: Any, what: str) -> list[float] | ParseError:
     """``[x, y]`` from a point (2 numbers) or a box's centre (4 numbers: x1, y1, x2, y2)."""
     found = numbers(value)
     if found is not None and len(found) == 2:
-        return found
+        return [_tidy(v) for v in found]
     if found is not None and len(found) == 4:
-        return [(found[0] + found[2]) / 2, (found[1] + found[3]) / 2]
+        return [_tidy((found[0] + found[2]) / 2), _tidy((found[1] + found[3]) / 2)]
     return ParseError(
         ParseErrorCode.INVALID_ARGUMENTS,
         f"{what} must be a point (x, y) or a box (x1, y1, x2, y2), got {value!r}.",
