@@ -2,7 +2,7 @@
 
 The processor (BPE trained in-process, PIL image processor, no video processor) and the
 model config are those of tests/hybrid_agent (tiny_qwen.py, test_hf_policy.py); nothing
-is downloaded.
+is downloaded. :func:`saved_tiny_vlm` writes one as an ``hf:PATH`` directory.
 """
 
 from __future__ import annotations
@@ -15,9 +15,24 @@ sys.path.insert(0, str(Path(__file__).parents[1] / "hybrid_agent"))
 import tiny_qwen
 from grpo_trainer.hf_policy import HFTrainablePolicy
 from test_hf_policy import tiny_model
+from transformers import AutoProcessor, Qwen3VLConfig
 
 
 def tiny_vlm_policy(max_new_tokens: int = 12) -> HFTrainablePolicy:
     """A fresh tiny Qwen3-VL (seeded weights) behind the trainable ``hf:`` policy."""
     processor = tiny_qwen.processor(tiny_qwen.small_image_processor())
     return HFTrainablePolicy(tiny_model(processor).train(), processor, max_new_tokens)
+
+
+def saved_tiny_vlm(folder: Path) -> str:
+    """Saves a fresh tiny Qwen3-VL and its processor to ``folder``; returns the ``hf:`` spec.
+
+    ``AutoProcessor`` (what ``hf:PATH`` loads with) resolves the saved processor class by
+    name; the image-only test processor is registered for it here, since the real
+    ``Qwen3VLProcessor`` needs torchvision, which this environment lacks.
+    """
+    AutoProcessor.register(Qwen3VLConfig, tiny_qwen.ImageOnlyQwen3VLProcessor, exist_ok=True)
+    policy = tiny_vlm_policy()
+    policy.module.save_pretrained(folder)
+    policy.processor.save_pretrained(folder)
+    return f"hf:{folder}"

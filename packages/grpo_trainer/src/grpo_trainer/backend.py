@@ -20,6 +20,7 @@ import torch
 
 from grpo_trainer.config import GRPOConfig
 from grpo_trainer.errors import CheckpointError
+from grpo_trainer.model_setup import load_trainable_state_dict, trainable_state_dict
 from grpo_trainer.optim import adamw, lr_schedule
 
 
@@ -73,7 +74,8 @@ class Backend(Protocol):
 class TorchBackend:
     """One process, plain torch: AdamW, LambdaLR cosine, ``clip_grad_norm_``, bf16 autocast.
 
-    A checkpoint is one file ``step_N.pt`` written atomically (tmp + rename).
+    A checkpoint is one file ``step_N.pt`` written atomically (tmp + rename); it holds the
+    trainable weights (under LoRA the adapters alone, see :mod:`grpo_trainer.model_setup`).
     """
 
     rank = 0
@@ -122,11 +124,11 @@ class TorchBackend:
         return value
 
     def save(self, folder: Path, step: int, state: dict[str, Any]) -> str:
-        """``step_N.pt``: trainer state + model + optimizer + scheduler, renamed into place."""
+        """``step_N.pt``: trainer state + trainable weights + optimizer + scheduler, renamed into place."""
         path = folder / f"step_{step}.pt"
         full = {
             **state,
-            "model": self.module.state_dict(),
+            "model": trainable_state_dict(self.module),
             "optimizer": self.optimizer.state_dict(),
             "scheduler": self.scheduler.state_dict(),
         }
@@ -141,7 +143,7 @@ class TorchBackend:
         if not path.is_file():
             raise CheckpointError(f"{folder / 'latest'} names {name}, which is missing.")
         state = torch.load(path, weights_only=False)
-        self.module.load_state_dict(state.pop("model"))
+        load_trainable_state_dict(self.module, state.pop("model"))
         self.optimizer.load_state_dict(state.pop("optimizer"))
         self.scheduler.load_state_dict(state.pop("scheduler"))
         return state

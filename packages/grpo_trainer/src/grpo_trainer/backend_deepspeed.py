@@ -27,7 +27,8 @@ Checkpoints: ``engine.save_checkpoint`` (model shards, fp32 master weights,
 optimizer, scheduler per rank) into ``checkpoints/step_N/``, plus each rank's trainer
 state (RNG streams, counters) as ``trainer_rank{R}.pt``; the Trainer's ``latest``
 pointer moves only after every rank finished, so a kill mid-save resumes from the
-previous checkpoint.
+previous checkpoint. Frozen weights (LoRA's base) are left out of the checkpoint and
+come back from the ``hf:PATH`` the run starts from.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ import torch
 
 from grpo_trainer.config import GRPOConfig
 from grpo_trainer.errors import CheckpointError
+from grpo_trainer.model_setup import has_frozen_weights
 from grpo_trainer.optim import adamw, lr_schedule
 
 
@@ -109,6 +111,7 @@ class DeepSpeedBackend:
             config=deepspeed_config(config),
         )
         self.module = module
+        self.frozen = has_frozen_weights(module)
 
     @contextlib.contextmanager
     def generation(self) -> Iterator[None]:
@@ -165,7 +168,9 @@ class DeepSpeedBackend:
     def save(self, folder: Path, step: int, state: dict[str, Any]) -> str:
         """``step_N/``: DeepSpeed's checkpoint plus ``trainer_rank{R}.pt``; returns when all ranks wrote."""
         name = f"step_{step}"
-        self.engine.save_checkpoint(str(folder), tag=name, save_latest=False)
+        self.engine.save_checkpoint(
+            str(folder), tag=name, save_latest=False, exclude_frozen_parameters=self.frozen
+        )
         path = folder / name / f"trainer_rank{self.rank}.pt"
         tmp = path.with_suffix(".tmp")
         torch.save(state, tmp)
@@ -181,7 +186,8 @@ class DeepSpeedBackend:
                 f"{folder / name} has no {path.name}: it was written by another world size "
                 "(resume with the same number of ranks) or is partial."
             )
-        loaded, _ = self.engine.load_checkpoint(str(folder), tag=name)
+        # A checkpoint without the frozen weights is partial by design; the module keeps its own.
+        loaded, _ = self.engine.load_checkpoint(str(folder), tag=name, load_module_strict=not self.frozen)
         if loaded is None:
             raise CheckpointError(f"DeepSpeed could not load {folder / name}.")
         return dict(torch.load(path, weights_only=False))

@@ -1,8 +1,8 @@
 """The run configuration: one dataclass per component, Table 6 defaults, TOML/YAML in and out.
 
-A config file has one table per section (``[agent]``, ``[rollout]``, ``[reward]``,
-``[advantage]``, ``[optim]``, ``[engine]``, ``[probe]``, ``[curation]``) plus top-level ``policy``,
-``env_id``, ``tasks``;
+A config file has one table per section (``[agent]``, ``[model]``, ``[rollout]``, ``[reward]``,
+``[advantage]``, ``[optim]``, ``[engine]``, ``[checkpoint]``, ``[probe]``, ``[curation]``) plus
+top-level ``policy``, ``env_id``, ``tasks``;
 unknown keys raise with the closest known name.
 """
 
@@ -21,6 +21,78 @@ from grpo_trainer.curation import CurationConfig
 from grpo_trainer.errors import ConfigError, unknown_name_message
 from grpo_trainer.probes import ProbeSettings
 from grpo_trainer.rewards import RewardConfig
+
+# The decoder's linear layers in Qwen3-VL (and Qwen2/2.5-VL): attention and MLP projections of the language
+# model. The vision tower names its layers qkv/proj/linear_fc*, so it stays frozen.
+QWEN_LINEAR_LAYERS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
+
+
+@dataclass(frozen=True)
+class LoraSettings:
+    """LoRA adapters (PEFT) on the policy's linear layers; the base weights stay frozen.
+
+    ``alpha / r`` scales the adapter's update (PEFT's ``lora_alpha``). ``dropout`` is 0 by
+    default: the policy samples and scores in train mode, so adapter dropout would make the
+    rollout-time and the recomputed log-probs of one sample differ (importance ratios away
+    from 1 before any update). ``target_modules`` are module-name suffixes, PEFT's matching.
+    """
+
+    r: int = 16
+    alpha: int = 32
+    dropout: float = 0.0
+    target_modules: tuple[str, ...] = QWEN_LINEAR_LAYERS
+
+    def __post_init__(self) -> None:
+        if self.r < 1 or self.alpha <= 0 or not 0.0 <= self.dropout < 1.0 or not self.target_modules:
+            raise ConfigError(
+                f"lora needs r >= 1, alpha > 0, 0 <= dropout < 1 and target_modules, got r={self.r}, "
+                f"alpha={self.alpha}, dropout={self.dropout}, target_modules={list(self.target_modules)}."
+            )
+
+
+@dataclass(frozen=True)
+class ModelSettings:
+    """What is trained of the policy's model, and how its activations are kept (``hf:`` policies).
+
+    ``lora`` unset (the default) is full fine-tuning; a table (``lora = {r = 16}``, missing keys
+    at :class:`LoraSettings`' defaults) trains LoRA adapters only. The KL term needs no frozen
+    reference copy either way: its anchor is the rollout-time log-probs stored with each sample.
+    ``gradient_checkpointing`` recomputes each decoder layer's activations in the backward pass
+    instead of keeping them; unset it is on for ``hf:PATH`` checkpoints and off for in-code models.
+    """
+
+    lora: LoraSettings | None = field(
+        default=None, metadata={"example": LoraSettings(), "unset": "full fine-tuning"}
+    )
+    gradient_checkpointing: bool | None = field(
+        default=None, metadata={"example": True, "unset": "on for hf:PATH, off for in-code models"}
+    )
+
+    def __post_init__(self) -> None:
+        if isinstance(self.lora, dict):  # a config file's table
+            object.__setattr__(self, "lora", _section(LoraSettings, "model.lora", self.lora))
+
+    def checkpointing(self, policy: str) -> bool:
+        """Whether gradient checkpointing is on for the run's ``policy`` spec."""
+        if self.gradient_checkpointing is None:
+            return policy.startswith("hf:")
+        return self.gradient_checkpointing
+
+
+@dataclass(frozen=True)
+class CheckpointSettings:
+    """Which checkpoints stay on disk.
+
+    ``keep_last = N`` keeps the N newest complete checkpoints and removes older ones once a new
+    one is complete (``latest`` moved to it); 0 keeps all. The default 3 bounds the disk: a
+    ZeRO-3 checkpoint of an 8B model with its AdamW state is about 100 GB.
+    """
+
+    keep_last: int = 3
+
+    def __post_init__(self) -> None:
+        if self.keep_last < 0:
+            raise ConfigError(f"keep_last must be >= 0 (0: keep every checkpoint), got {self.keep_last}.")
 
 
 @dataclass(frozen=True)
@@ -135,11 +207,13 @@ class EngineSettings:
 
 _SECTIONS = {
     "agent": AgentConfig,
+    "model": ModelSettings,
     "rollout": RolloutSettings,
     "reward": RewardConfig,
     "advantage": AdvantageConfig,
     "optim": OptimSettings,
     "engine": EngineSettings,
+    "checkpoint": CheckpointSettings,
     "probe": ProbeSettings,
     "curation": CurationConfig,
 }
@@ -162,11 +236,13 @@ class GRPOConfig:
     env_kwargs: dict[str, Any] = field(default_factory=dict)
     tasks: tuple[str, ...] = ("toy",)
     agent: AgentConfig = field(default_factory=AgentConfig)
+    model: ModelSettings = field(default_factory=ModelSettings)
     rollout: RolloutSettings = field(default_factory=RolloutSettings)
     reward: RewardConfig = field(default_factory=RewardConfig)
     advantage: AdvantageConfig = field(default_factory=AdvantageConfig)
     optim: OptimSettings = field(default_factory=OptimSettings)
     engine: EngineSettings = field(default_factory=EngineSettings)
+    checkpoint: CheckpointSettings = field(default_factory=CheckpointSettings)
     probe: ProbeSettings = field(default_factory=ProbeSettings)
     curation: CurationConfig = field(default_factory=CurationConfig)
 
@@ -232,9 +308,20 @@ def to_toml(config: GRPOConfig) -> str:
     for key, value in data.items():
         if isinstance(value, dict) and key != "env_kwargs":
             lines.append(f"\n[{key}]")
-            # TOML has no null: a key left unset (None) is left out, which reads back as its default.
-            lines.extend(f"{k} = {_toml_value(v)}" for k, v in value.items() if v is not None)
+            fields = {f.name: f.metadata for f in dataclasses.fields(getattr(config, key))}
+            for k, v in value.items():
+                # TOML has no null: a key left unset (None) is left out, which reads back as its default;
+                # a field with an example shows it as a comment, with what unset means.
+                if v is not None:
+                    lines.append(f"{k} = {_toml_value(v)}")
+                elif "example" in fields[k]:
+                    example = _plain(_asdict(fields[k]["example"]))
+                    lines.append(f"# {k} = {_toml_value(example)}  # unset: {fields[k]['unset']}")
     return "\n".join(lines) + "\n"
+
+
+def _asdict(value: Any) -> Any:
+    return dataclasses.asdict(value) if dataclasses.is_dataclass(value) else value
 
 
 def _toml_value(value: Any) -> str:

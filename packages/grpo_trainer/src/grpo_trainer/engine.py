@@ -41,11 +41,13 @@ import torch
 from grpo_trainer.advantage import GroupAdvantages, group_advantages
 from grpo_trainer.async_rollout import RolloutWorker, oldest_version, split_stale
 from grpo_trainer.backend import Backend, make_backend
+from grpo_trainer.checkpoints import LATEST, latest_checkpoint, rotate_checkpoints
 from grpo_trainer.config import GRPOConfig
 from grpo_trainer.episode import Episode, StepSample
 from grpo_trainer.errors import CheckpointError, GRPOError
 from grpo_trainer.loss import policy_loss
 from grpo_trainer.metrics import MetricsSink, summarize_updates
+from grpo_trainer.model_setup import prepare_policy
 from grpo_trainer.optim import minibatch_bounds
 from grpo_trainer.policy import TrainablePolicy, VersionedPolicy
 from grpo_trainer.probes import probe_metrics, run_probe
@@ -95,7 +97,8 @@ class Trainer:
 
         Args:
             config: The run configuration.
-            policy: The policy to train (its ``module`` holds the parameters).
+            policy: The policy to train (its ``module`` holds the parameters); ``config.model``
+                is applied to it here (:func:`~grpo_trainer.model_setup.prepare_policy`).
             venv: A group env of ``config.rollout.group_size`` members (one per rank).
             run_dir: Where checkpoints, ``metrics.jsonl`` and ``tensorboard/`` go (shared by the ranks).
             reset_options: ``(step, group) -> options`` added to each group's reset (labels, faults);
@@ -120,6 +123,7 @@ class Trainer:
                 "updates_per_batch / minibatches.",
                 stacklevel=2,
             )
+        prepare_policy(policy, config)  # [model]: checkpointing, LoRA adapters
         # The async rollout copy is taken before a backend partitions the module (ZeRO-3).
         self.rollout_policy = VersionedPolicy(copy.deepcopy(policy) if self.asynchronous else policy)
         _seed_everything(config.engine.seed)
@@ -397,7 +401,11 @@ class Trainer:
 
     # --- checkpoints ---------------------------------------------------------------------
     def save(self) -> Path:
-        """Writes the backend's checkpoint of this step, then (rank 0) points ``latest`` at it."""
+        """Writes the backend's checkpoint of this step, then (rank 0) points ``latest`` at it.
+
+        Only then does rank 0 remove checkpoints past ``[checkpoint] keep_last``, so a kill at
+        any moment leaves ``latest`` naming a complete checkpoint.
+        """
         folder = self.run_dir / "checkpoints"
         folder.mkdir(exist_ok=True)
         state = {
@@ -413,17 +421,17 @@ class Trainer:
         }
         name = self.backend.save(folder, self.step, state)
         if self.backend.rank == 0:
-            latest = folder / "latest.tmp"
+            latest = folder / f"{LATEST}.tmp"
             latest.write_text(name)
-            os.replace(latest, folder / "latest")
+            os.replace(latest, folder / LATEST)
+            rotate_checkpoints(folder, self.config.checkpoint.keep_last)
         return folder / name
 
     def _resume(self) -> None:
         folder = self.run_dir / "checkpoints"
-        pointer = folder / "latest"
-        if not pointer.exists():
+        name = latest_checkpoint(folder)
+        if name is None:
             return
-        name = pointer.read_text().strip()
         state = self.backend.load(folder, name)
         if state["config"] != self.config.to_dict():
             raise CheckpointError(f"{folder / name} was written by another configuration; use a new run_dir.")

@@ -1,0 +1,124 @@
+"""[model] on the tiny Qwen3-VL: LoRA trains the adapters alone and resumes them exactly; gradient
+checkpointing changes neither the loss nor the gradients."""
+
+import dataclasses
+
+import pytest
+
+pytest.importorskip("peft")
+
+import grpo_trainer  # noqa: F401  (registers the toy env)
+import gymnasium as gym
+import torch
+from grpo_trainer.engine import Trainer
+from grpo_trainer.errors import ConfigError
+from grpo_trainer.model_setup import prepare_policy
+from grpo_trainer.tiny import TinyPolicy
+from grpo_trainer.toy_menu import MENU
+from grpo_trainer.vector import make_group_env
+from hybrid_agent.messages import image_part, text_part
+from peft import PeftModel
+from PIL import Image
+from tiny_vlm import tiny_vlm_policy
+from update_setup import LORA, signed_updates, vlm_config
+
+
+@pytest.fixture
+def venv():
+    envs = make_group_env(lambda: gym.make("grpo_trainer:ToolOrGui-v0", max_steps=2), 2)
+    yield envs
+    envs.close()
+
+
+def _weights(module, trainable: bool) -> dict[str, torch.Tensor]:
+    return {n: p.detach().clone() for n, p in module.named_parameters() if p.requires_grad == trainable}
+
+
+def test_lora_trains_only_the_adapters_and_resumes_them_exactly(tmp_path, venv):
+    config = vlm_config(lora=LORA)
+    policy = tiny_vlm_policy(max_new_tokens=8)
+    trainer = Trainer(config, policy, venv, tmp_path)
+    assert isinstance(policy.module, PeftModel)
+    base, adapters = _weights(policy.module, False), _weights(policy.module, True)
+    assert adapters and all(".lora_A." in n or ".lora_B." in n for n in adapters)
+    assert {n.split(".")[-4] for n in adapters} == {"q_proj", "v_proj", "gate_proj"}
+    # Two updates: after the first the B matrices (initialised at 0) are non-zero, so A gets a gradient too.
+    signed_updates(trainer, updates=2)
+    after = _weights(policy.module, False)
+    assert after.keys() == base.keys()
+    assert all(torch.equal(after[n], base[n]) for n in base)  # base weights bit-identical
+    trained = _weights(policy.module, True)
+    assert all(not torch.equal(trained[n], adapters[n]) for n in adapters)  # every adapter moved
+    trainer.step += 1
+    path = trainer.save()
+    saved = torch.load(path, weights_only=False)
+    assert saved["model"].keys() == trained.keys()  # the checkpoint holds the adapters alone
+
+    again = tiny_vlm_policy(max_new_tokens=8)
+    resumed = Trainer(config, again, venv, tmp_path)
+    assert resumed.step == 1
+    assert all(torch.equal(p, trained[n]) for n, p in _weights(again.module, True).items())
+    assert all(torch.equal(p, base[n]) for n, p in _weights(again.module, False).items())
+    moments = [
+        resumed.backend.optimizer.state[p]["exp_avg"] for p in again.module.parameters() if p.requires_grad
+    ]
+    want = [
+        trainer.backend.optimizer.state[p]["exp_avg"] for p in policy.module.parameters() if p.requires_grad
+    ]
+    assert all(torch.equal(a, b) for a, b in zip(moments, want, strict=True))
+
+
+def test_a_checkpoint_of_another_lora_setting_is_refused(tmp_path, venv):
+    trainer = Trainer(vlm_config(lora=LORA), tiny_vlm_policy(max_new_tokens=8), venv, tmp_path)
+    path = trainer.save()
+    full = Trainer(vlm_config(), tiny_vlm_policy(max_new_tokens=8), venv, tmp_path / "full")
+    with pytest.raises(Exception, match="does not fit the model"):
+        full.backend.load(path.parent, path.name)
+
+
+def test_lora_and_checkpointing_need_a_transformers_policy():
+    with pytest.raises(ConfigError, match="need an hf: policy"):
+        prepare_policy(TinyPolicy(MENU), vlm_config(lora=LORA))
+    with pytest.raises(ConfigError, match="need an hf: policy"):
+        prepare_policy(TinyPolicy(MENU), vlm_config(gradient_checkpointing=True))
+    prepare_policy(TinyPolicy(MENU), vlm_config())  # in-code default: checkpointing off, full fine-tuning
+
+
+def test_checkpointing_is_on_by_default_for_hf_checkpoints_only():
+    assert vlm_config(policy="hf:/models/x").model.checkpointing("hf:/models/x")
+    assert not vlm_config().model.checkpointing("tiny")
+    assert not dataclasses.replace(vlm_config().model, gradient_checkpointing=False).checkpointing("hf:/m")
+
+
+def _loss_and_grads(lora, checkpointing: bool):
+    policy = tiny_vlm_policy()
+    prepare_policy(policy, vlm_config(lora=lora, gradient_checkpointing=checkpointing))
+    if lora is not None:  # B starts at 0, which leaves A without a gradient: give B values
+        torch.manual_seed(1)
+        for name, param in sorted(policy.module.named_parameters()):
+            if ".lora_B." in name:
+                param.data.normal_()
+    mlp = next(m for n, m in policy.module.named_modules() if n.endswith("layers.0.mlp"))
+    calls = []
+    # A pre-hook: the recompute stops early, inside the layer's last module, once it has rebuilt
+    # every tensor the backward needs, so a forward hook would not see it end.
+    mlp.register_forward_pre_hook(lambda *args: calls.append(1))
+    image = Image.new("RGB", (64, 64), (200, 30, 90))
+    prompt = policy.encode([{"role": "user", "content": [image_part(image), text_part("click the cell A1")]}])
+    response = policy.processor.tokenizer("Action: click the cell", add_special_tokens=False)["input_ids"]
+    loss = policy.logprobs([prompt], [response], 1.0).sum()
+    loss.backward()
+    grads = {n: p.grad for n, p in policy.module.named_parameters() if p.requires_grad}
+    return float(loss.detach()), grads, len(calls)
+
+
+@pytest.mark.parametrize("lora", [None, LORA], ids=["full", "lora"])
+def test_gradient_checkpointing_gives_the_same_loss_and_gradients(lora):
+    loss, grads, plain_calls = _loss_and_grads(lora, checkpointing=False)
+    loss_ckpt, grads_ckpt, ckpt_calls = _loss_and_grads(lora, checkpointing=True)
+    assert (plain_calls, ckpt_calls) == (1, 2)  # the checkpointed layer ran again in the backward pass
+    assert loss_ckpt == pytest.approx(loss, rel=1e-6)
+    assert grads.keys() == grads_ckpt.keys()
+    assert all(g is not None and g.abs().sum() > 0 for g in grads_ckpt.values())
+    for name, grad in grads.items():
+        assert torch.allclose(grads_ckpt[name], grad, rtol=1e-5, atol=1e-7), name
