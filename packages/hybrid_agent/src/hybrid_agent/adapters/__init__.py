@@ -4,7 +4,7 @@ Importing this package registers the built-in families (see :func:`adapter_names
 :mod:`hybrid_agent.adapters.base` holds the protocol and the registry.
 """
 
-from hybrid_agent.adapters import cogagent, qwen, tagged, uitars
+from hybrid_agent.adapters import cogagent, opencua, qwen, tagged, uitars
 from hybrid_agent.adapters.base import (
     DEFAULT_ADAPTER,
     AdapterOptions,
@@ -22,6 +22,7 @@ __all__ = [
     "adapter_names",
     "cogagent",
     "get_adapter",
+    "opencua",
     "qwen",
     "register_adapter",
     "reply_text",
