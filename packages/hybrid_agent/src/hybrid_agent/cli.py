@@ -3,6 +3,8 @@
     hybrid-agent eval --suite bundled --policy scripted --context win2+drop --runs 3 --envs 2 --out runs/a
     hybrid-agent eval --suite test_all.json --tasks-dir examples --policy openai:http://localhost:8000#Qwen3-VL-8B
     hybrid-agent report runs/a runs/b --out runs/report
+    hybrid-agent export-osworld runs/a --out results/a      # OSWorld's result_dir layout, one per run
+    hybrid-agent summary results/a --osworld                # show_result.py's per-domain lines
 
 ``eval`` resumes: finished episodes in ``--out`` are skipped, so rerun the same
 command after a kill. It prints Table 2 and Table 3 at the end (as ``report``).
@@ -21,9 +23,16 @@ from pathlib import Path
 
 from hybrid_agent.agent_loop import AgentConfig
 from hybrid_agent.cost import Budget, PriceTable
-from hybrid_agent.errors import HybridAgentError
+from hybrid_agent.errors import ConfigError, HybridAgentError
 from hybrid_agent.policies import PolicyOptions, close_policy, make_policy
 from hybrid_agent.report import write_report
+from hybrid_agent.report.osworld import (
+    OBSERVATION_TYPE,
+    export_osworld,
+    find_trees,
+    format_summary,
+    trees_from_run,
+)
 from hybrid_agent.runner import SCHEDULES, RunConfig, Runner
 from hybrid_agent.suite import load_suite
 
@@ -136,6 +145,43 @@ def _report_parser(sub: argparse._SubParsersAction) -> None:
     _cost_flags(p)
 
 
+def _osworld_parsers(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("export-osworld", help="write a run directory in OSWorld's results layout")
+    p.add_argument("run_dir", help="run directory")
+    p.add_argument("--out", required=True, help="where run<r>/<action_space>/<observation_type>/<model>/ go")
+    p.add_argument("--action-space", help="default: computer_use_mcp (computer_use for a --gui-only run)")
+    p.add_argument("--observation-type", default=OBSERVATION_TYPE)
+    p.add_argument("--model", help="model folder name (default: the model the policy spec names)")
+    s = sub.add_parser("summary", help="per-domain success rates on one screen, as OSWorld's show_result.py")
+    s.add_argument("path", help="a run directory, or with --osworld an OSWorld result_dir (or an export)")
+    s.add_argument("--osworld", action="store_true", help="read result.txt files of an OSWorld results tree")
+
+
+def run_export(args: argparse.Namespace) -> int:
+    """The ``export-osworld`` command."""
+    export = export_osworld(
+        args.run_dir,
+        args.out,
+        action_space=args.action_space,
+        observation_type=args.observation_type,
+        model=args.model,
+    )
+    for root in export.result_dirs:
+        print(root / export.target)
+    print(f"{export.tasks} task folders, {export.scored} with result.txt", file=sys.stderr)
+    return 0
+
+
+def run_summary(args: argparse.Namespace) -> int:
+    """The ``summary`` command."""
+    trees = find_trees(args.path) if args.osworld else trees_from_run(args.path)
+    if not trees:
+        what = "OSWorld result tree (<action_space>/<observation_type>/<model>/)" if args.osworld else "score"
+        raise ConfigError(f"No {what} found under {args.path}.")
+    print(format_summary(trees), end="")
+    return 0
+
+
 def _env_kwargs(items: Sequence[str]) -> dict:
     out = {}
     for item in items:
@@ -214,6 +260,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     _eval_parser(sub)
     _report_parser(sub)
+    _osworld_parsers(sub)
     args = parser.parse_args(argv)
     # Custom policies are named by import path relative to where the command runs, as with `python -m`.
     if os.getcwd() not in sys.path:
@@ -221,6 +268,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "eval":
             return run_eval(args)
+        if args.command == "export-osworld":
+            return run_export(args)
+        if args.command == "summary":
+            return run_summary(args)
         runs = [str(Path(r)) for r in args.runs]
         _print_report(runs, args.out or runs[0], PriceTable.bundled().with_file(args.prices))
         return 0
