@@ -62,6 +62,7 @@ from osworld_mcp_env.info import (
     ToolCallRecord,
     ToolSchema,
 )
+from osworld_mcp_env.network import NetworkConfig, NetworkMode
 from osworld_mcp_env.prepared_reset import PREPARING_CPU_WEIGHT, PreparedEpisode, Register, ResetPreparer
 from osworld_mcp_env.spaces import Call, action_space, fit_text_fields, observation_space
 from osworld_mcp_env.tasks.bundled import materialize_bundled_files
@@ -118,6 +119,11 @@ class EnvConfig:
         preparing_cpu_weight: The CPU weight of a desktop while it is prepared, against
             the episode's (100, cgroups' default; 1-10000): the agent's desktop comes first
             under contention. Where the backend has no CPU cgroup it is ignored.
+        network: ``"loopback"`` (default: the desktop reaches nothing outside itself),
+            ``"internet"`` (outbound TCP through a host proxy that refuses the host's
+            and private addresses), or a mapping of
+            :class:`~osworld_mcp_env.network.NetworkConfig` fields (``allow``, ``hosts``,
+            ``proxy_url`` for OSWorld's ``proxy: true`` tasks). Local backend only.
     """
 
     backend: str = "local"
@@ -138,8 +144,10 @@ class EnvConfig:
     backend_options: dict[str, Any] = field(default_factory=dict)
     prepare_resets: bool = False
     preparing_cpu_weight: int = PREPARING_CPU_WEIGHT
+    network: NetworkConfig | str | dict[str, Any] = NetworkMode.LOOPBACK
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "network", NetworkConfig.parse(self.network))
         if not 1 <= self.preparing_cpu_weight <= 10000:
             raise ValueError(f"preparing_cpu_weight must be in 1..10000, got {self.preparing_cpu_weight}.")
         if self.max_steps < 1:
@@ -476,11 +484,13 @@ class OSWorldMCPEnv(gym.Env[dict[str, Any], Call]):
             self._tools = ToolCatalog(socket, self._desktop)
 
     def _make_desktop(self) -> Desktop:
+        network = NetworkConfig.parse(self.config.network)
         return make_desktop(
             self.config.backend,
             screen_width=self.config.screen_width,
             screen_height=self.config.screen_height,
             enable_mcp=self.config.enable_mcp,
+            **({"network": network} if network.internet else {}),  # backends without one keep working
             **self.config.backend_options,
         )
 

@@ -59,6 +59,8 @@ from osworld_mcp_env.backends.sandbox import (
 )
 from osworld_mcp_env.backends.userns import DESKTOP_UID, UidPair, spawn_in_user_namespace
 from osworld_mcp_env.errors import DesktopError, DesktopStartError
+from osworld_mcp_env.network.config import NetworkConfig
+from osworld_mcp_env.network.host_proxy import HostProxy
 
 GUEST_DIR = Path(__file__).resolve().parent.parent / "guest"
 PACKAGE_DIR = GUEST_DIR.parent
@@ -106,6 +108,8 @@ class LocalDesktopConfig:
             own sandbox needs a few).
         max_file_mb: Largest file the host reads back (evaluation, ``read_file``).
         extra_env: More environment variables for the desktop session.
+        network: Loopback only (default), or the web through a host proxy
+            (:mod:`osworld_mcp_env.network`; ``docs/security.md``, "Internet mode").
     """
 
     screen_width: int = 1920
@@ -127,6 +131,10 @@ class LocalDesktopConfig:
     max_user_namespaces: int = 32
     max_file_mb: int = 128
     extra_env: dict[str, str] = field(default_factory=dict)
+    network: NetworkConfig = field(default_factory=NetworkConfig)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "network", NetworkConfig.parse(self.network))  # also "internet" or a dict
 
 
 _LIVE: weakref.WeakSet[LocalDesktop] = weakref.WeakSet()
@@ -159,10 +167,12 @@ def _cleanup(
     directories: tuple[Path, ...],
     lock_fd: int,
     owner_pid: int,
+    proxy: HostProxy,
 ) -> None:
     if os.getpid() != owner_pid:
         return  # a forked child inherited this handle; the desktop belongs to its parent
     sandbox.stop()
+    proxy.stop()
     cgroup.close()
     for directory in directories:
         shutil.rmtree(directory, ignore_errors=True)
@@ -195,6 +205,7 @@ class LocalDesktop(GuestBackedDesktop):
         self._token = secrets.token_hex(16)
         self.generation = 0  # bumped by every sandbox start: clients of the old one are stale
         self._sandbox = SandboxProcess()
+        self._proxy = HostProxy()
         self.cgroup = DesktopCgroup(
             self.instance_dir.name,
             CgroupLimits(self.config.memory_mb * 2**20, self.config.max_tasks),
@@ -211,6 +222,7 @@ class LocalDesktop(GuestBackedDesktop):
             (self.instance_dir, self.fb_dir),
             lock_fd,
             os.getpid(),
+            self._proxy,
         )
         self.client = GuestClient(
             unix_socket=str(self.ctl_dir / "guest.sock"),
@@ -223,7 +235,11 @@ class LocalDesktop(GuestBackedDesktop):
         _LIVE.add(self)
         try:
             self._prepare_dirs()
+            if self.config.network.internet:
+                self._spawn_proxy()  # its start overlaps the sandbox's
             self.start()
+            if self.config.network.internet:
+                self._proxy.wait_ready()
         except BaseException:
             self.close()
             raise
@@ -296,6 +312,14 @@ class LocalDesktop(GuestBackedDesktop):
                 )
             time.sleep(0.01)
 
+    def _spawn_proxy(self) -> None:
+        self._proxy.spawn(
+            self.config.network,
+            self.ctl_dir / "net-proxy.sock",
+            uid=self.uids.infra,
+            log=self.instance_dir / "net-proxy.log",
+        )
+
     def _enter_cgroup(self, pid: int) -> None:
         self.cgroup.add(pid)
 
@@ -317,6 +341,10 @@ class LocalDesktop(GuestBackedDesktop):
         Args:
             full: Always replace the whole sandbox.
         """
+        if self.config.network.internet and not self._proxy.running:
+            self._proxy.stop()
+            self._spawn_proxy()  # the web comes back with the next episode
+            self._proxy.wait_ready()
         if not full and self.running:
             try:
                 self.client.reset_session(timeout=FAST_RESET_TIMEOUT_S)
@@ -395,6 +423,8 @@ class LocalDesktop(GuestBackedDesktop):
             "OSWORLD_MAX_TASKS": str(cfg.max_tasks),
             "OSWORLD_MAX_USERNS": str(cfg.max_user_namespaces),
             "OSWORLD_MAX_FILE_BYTES": str(cfg.max_file_mb * 2**20),
+            **cfg.network.session_env(),
+            **({"OSWORLD_NET_RELAY": str(cfg.network.relay_port)} if cfg.network.internet else {}),
             **cfg.extra_env,
         }
 
