@@ -1,8 +1,11 @@
-"""A real OpenAI-compatible chat-completions server process that answers from a fixed script.
+"""A real HTTP API server process that answers from a fixed script (chat completions by default).
 
-Run as ``python openai_script_server.py PORT_FILE SCRIPT_JSON``: it binds a free loopback
-port, writes it to PORT_FILE, and answers POST /v1/chat/completions with the script's
-entries in order. An entry may set:
+Run as ``python openai_script_server.py PORT_FILE SCRIPT_JSON [PATH [KEY]]``: it binds a free
+loopback port, writes it to PORT_FILE, and answers POST PATH (``/v1/chat/completions`` by
+default; ``/v1/messages`` for the Anthropic Messages API, ``/v1/responses`` for the OpenAI
+Responses API; a query string is ignored) with the script's entries in order. With KEY,
+a request whose ``x-api-key`` or ``Authorization: Bearer`` is not KEY is refused with 401
+and an authentication-error body, consuming no entry. An entry may set:
 
 * ``status`` (default 200) and ``json`` (the body; a scripted error body by default);
 * ``headers``: extra response headers (``{"Retry-After": "1"}``);
@@ -25,7 +28,10 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 with open(sys.argv[2]) as script_file:
     script = json.load(script_file)
 port_file = sys.argv[1]
+served = sys.argv[3] if len(sys.argv) > 3 else "/v1/chat/completions"
+key = sys.argv[4] if len(sys.argv) > 4 else None
 never = threading.Event()
+REFUSED = {"type": "error", "error": {"type": "authentication_error", "message": "invalid api key"}}
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -34,10 +40,12 @@ class Handler(BaseHTTPRequestHandler):
         record = {"path": self.path, "headers": dict(self.headers), "body": json.loads(body)}
         with open(port_file + ".requests", "a") as f:
             f.write(json.dumps(record) + "\n")
-        entry = script.pop(0) if script else {"status": 500}
+        sent = self.headers.get("x-api-key") or self.headers.get("Authorization", "").removeprefix("Bearer ")
+        entry = {"status": 401, "json": REFUSED} if key is not None and sent != key else None
+        entry = entry or (script.pop(0) if script else {"status": 500})
         if entry.get("hang"):
             never.wait()
-        status = entry.get("status", 200) if self.path == "/v1/chat/completions" else 404
+        status = entry.get("status", 200) if self.path.split("?", 1)[0] == served else 404
         if "raw" in entry:
             payload = entry["raw"].encode()
         else:

@@ -7,10 +7,7 @@ retries and the name mapping run for real over loopback.
 
 import json
 import re
-import subprocess
 import sys
-import time
-from pathlib import Path
 
 import pytest
 from hybrid_agent.errors import ConfigError
@@ -21,10 +18,10 @@ from hybrid_agent.policies.base import GenerationErrorCode
 from hybrid_agent.policies.openai import NO_RESULT, PLACEHOLDER_KEY, NameMap
 from hybrid_agent.toolset import ToolSpec
 from PIL import Image
+from script_server import ScriptServers
 
 pytest.importorskip("openai")  # the hybrid-agent[openai] extra
 
-SERVER = Path(__file__).with_name("openai_script_server.py")
 TOOLS = (ToolSpec("libreoffice_calc", "save", "Save the file."),)
 MESSAGES = [
     {"role": "system", "content": "rules"},
@@ -60,45 +57,10 @@ def failure(status, message="scripted failure", code=None, headers=None):
     return {"status": status, "json": {"error": error}, "headers": headers or {}}
 
 
-class Log:
-    """What the scripted server received, one record per HTTP request (attempts included)."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-
-    @property
-    def records(self) -> list[dict]:
-        return [json.loads(line) for line in self.path.read_text().splitlines()] if self.path.exists() else []
-
-    @property
-    def bodies(self) -> list[dict]:
-        return [r["body"] for r in self.records]
-
-    def header(self, name: str, index: int = 0) -> str | None:
-        headers = {k.lower(): v for k, v in self.records[index]["headers"].items()}
-        return headers.get(name.lower())
-
-
 @pytest.fixture
 def server(tmp_path):
-    procs = []
-
-    def start(script):
-        script_file = tmp_path / f"script{len(procs)}.json"
-        script_file.write_text(json.dumps(script))
-        port_file = tmp_path / f"port{len(procs)}"
-        proc = subprocess.Popen([sys.executable, str(SERVER), str(port_file), str(script_file)])
-        procs.append(proc)
-        deadline = time.monotonic() + 30
-        while not port_file.exists():  # polls the port file (state), not a guessed start-up time
-            assert proc.poll() is None and time.monotonic() < deadline, "server did not start"
-            time.sleep(0.01)
-        return f"http://127.0.0.1:{port_file.read_text()}", Log(Path(str(port_file) + ".requests"))
-
-    yield start
-    for proc in procs:
-        proc.kill()
-        proc.wait()
+    with ScriptServers(tmp_path) as servers:
+        yield servers.start
 
 
 @pytest.fixture(autouse=True)

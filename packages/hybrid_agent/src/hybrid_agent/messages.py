@@ -51,10 +51,16 @@ def images_of(messages: Sequence[Message]) -> list[Image.Image]:
     ]
 
 
-def _data_url(image: Image.Image) -> str:
+def png_base64(image: Image.Image) -> str:
+    """The image as base64 PNG text (what provider APIs take in their image blocks)."""
     buffer = io.BytesIO()
     image.save(buffer, format="PNG")
-    return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
+    return base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+def data_url(image: Image.Image) -> str:
+    """The image as a PNG data URL (OpenAI's ``image_url`` and ``computer_screenshot``)."""
+    return "data:image/png;base64," + png_base64(image)
 
 
 def to_openai(messages: Sequence[Message]) -> list[Message]:
@@ -64,7 +70,7 @@ def to_openai(messages: Sequence[Message]) -> list[Message]:
         content = message["content"]
         if isinstance(content, list):
             content = [
-                {"type": "image_url", "image_url": {"url": _data_url(part["image"])}}
+                {"type": "image_url", "image_url": {"url": data_url(part["image"])}}
                 if part["type"] == "image"
                 else dict(part)
                 for part in content

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from osworld_mcp_env.actions import COMPUTER_USE_ACTIONS, TERMINATE_STATUSES, ArgKind
+from osworld_mcp_env.actions import COMPUTER_USE_ACTIONS, TERMINAL_ACTIONS, TERMINATE_STATUSES, ArgKind
 from osworld_mcp_env.text import truncate
 
 from hybrid_agent.errors import ConfigError
@@ -91,9 +91,41 @@ def computer_use_function(resolution: tuple[int, int]) -> dict[str, Any]:
     }
 
 
+def end_functions() -> list[dict[str, Any]]:
+    """The episode-ending ``computer_use`` actions (``terminate``, ``answer``) as functions of their own.
+
+    For transports whose built-in GUI tool has no way to end a task (Anthropic's
+    ``computer``, OpenAI's ``computer_use_preview``); a call of one is the same
+    ``computer_use`` action.
+    """
+    schemas = _argument_schemas()
+    functions = []
+    for action in (name for name in COMPUTER_USE_ACTIONS if name in TERMINAL_ACTIONS):
+        spec = COMPUTER_USE_ACTIONS[action]
+        properties = {
+            arg: {k: v for k, v in schemas[arg].items() if k != "description"} for arg in spec.required
+        }
+        parameters = {"type": "object", "properties": properties, "required": list(spec.required)}
+        functions.append(
+            {
+                "type": "function",
+                "function": {"name": action, "description": spec.description, "parameters": parameters},
+            }
+        )
+    return functions
+
+
+RESPONSE_FORMAT_HEADING = "# Response format"
+NATIVE_RESPONSE_FORMAT = (
+    f"{RESPONSE_FORMAT_HEADING}\n\n"
+    "Every step, say in one short sentence what you do next, then make exactly one tool call. "
+    "When the task is finished or cannot be done, call terminate (or answer, with the answer asked for)."
+)
+
+
 JSON_CALL_FORMAT = (
-    'One call, as JSON inside tags:\n<tool_call>\n{"name": <function-name>, "arguments": <args-json-object>}\n'
-    "</tool_call>"
+    "One call, as JSON inside tags:\n"
+    '<tool_call>\n{"name": <function-name>, "arguments": <args-json-object>}\n</tool_call>'
 )
 """How one call is written in the Qwen families' replies (a model adapter may state its own)."""
 
@@ -146,7 +178,7 @@ def system_prompt(tools: Sequence[ToolSpec], config: PromptConfig = PromptConfig
             "than driving the GUI with computer_use; use computer_use when no listed tool fits."
         )
     parts.append(
-        "# Response format\n\n"
+        f"{RESPONSE_FORMAT_HEADING}\n\n"
         "Every step, answer in this order:\n"
         "1) Action: one short imperative sentence saying what you do next.\n"
         f"2) {config.call_format}\n"
@@ -154,6 +186,17 @@ def system_prompt(tools: Sequence[ToolSpec], config: PromptConfig = PromptConfig
         "When the task is finished or cannot be done, call computer_use with action=terminate."
     )
     return "\n\n".join(parts)
+
+
+def native_calls_prompt(system: str) -> str:
+    """A system message for native tool calling: its ``<tool_call>`` text rules replaced.
+
+    Policies whose API carries calls as structured tool use (Anthropic, the OpenAI
+    Responses API) keep the preamble, the tool listing and the MCP preference hint of
+    :func:`system_prompt` and swap the response format for :data:`NATIVE_RESPONSE_FORMAT`.
+    """
+    head = system.split(f"\n\n{RESPONSE_FORMAT_HEADING}", 1)[0]
+    return f"{head}\n\n{NATIVE_RESPONSE_FORMAT}"
 
 
 def render_tool_result(text: str, limit: int) -> str:

@@ -13,11 +13,14 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 from collections.abc import Sequence
 from typing import Any
 
 from hybrid_agent.messages import Message
+from hybrid_agent.policies.base import PolicyRequest
 from hybrid_agent.prompt import render_tool_result
+from hybrid_agent.trajectory import Call
 
 NO_RESULT = "(no text result)"
 """The result text of a replayed call that relayed no text (GUI actions)."""
@@ -108,3 +111,44 @@ def map_content_calls(text: str, names: NameMap) -> str:
         return f"<tool_call>\n{json.dumps(call, ensure_ascii=False)}\n{match.group(2)}"
 
     return _CALL.sub(rename, text)
+
+
+class IssuedCalls:
+    """What the provider answered behind each call a policy emitted, per episode, for exact replay.
+
+    The context shows a past call as canonical ``<tool_call>`` text, but a provider API
+    wants the assistant turn back as the model wrote it: its tool-use ids, its own action
+    vocabulary and display coordinates, its reasoning items. The policy records the
+    answer's items under the call it emitted; a past turn whose call is found again (in
+    order, so a repeated call finds its own entry) is replayed from them, any other (a
+    resumed run, another policy's history) is sent as plain assistant text.
+    """
+
+    def __init__(self) -> None:
+        """Starts with no episodes."""
+        self._episodes: dict[tuple[str, int], list[tuple[str, Any]]] = {}
+        self._lock = threading.Lock()
+
+    def add(self, request: PolicyRequest, call: Call, items: Any) -> None:
+        """Records the provider items behind ``call``, the answer to ``request``."""
+        with self._lock:
+            if request.step == 0:  # a new episode (or a rerun) of this task and run
+                self._episodes.pop((request.task_id, request.run), None)
+            self._episodes.setdefault((request.task_id, request.run), []).append((call.to_json(), items))
+
+    def replay(self, request: PolicyRequest, messages: Sequence[Message]) -> list[Any | None]:
+        """For each message: the recorded items of its call (assistant turns found), else ``None``."""
+        with self._lock:
+            issued = [] if request.step == 0 else list(self._episodes.get((request.task_id, request.run), []))
+        found: list[Any | None] = []
+        start = 0
+        for message in messages:
+            split = split_call(message)
+            items = None
+            if split is not None:
+                key = Call(split[1], split[2]).to_json()
+                index = next((i for i in range(start, len(issued)) if issued[i][0] == key), None)
+                if index is not None:
+                    items, start = issued[index][1], index + 1
+            found.append(items)
+        return found
