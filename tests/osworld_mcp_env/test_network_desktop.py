@@ -18,8 +18,11 @@ from pathlib import Path
 import pytest
 from net_support import Tripwire, Website
 from osworld_mcp_env.backends.local import LocalDesktop, LocalDesktopConfig
+from osworld_mcp_env.evaluators import GETTERS
 from osworld_mcp_env.network import RELAY_PORT
 from osworld_mcp_env.network.policy import host_addresses
+from osworld_mcp_env.tasks import TaskContext
+from osworld_mcp_env.tasks.setup import SETUP_STEPS
 from polling import wait_until
 
 pytestmark = [pytest.mark.desktop, pytest.mark.slow]
@@ -234,3 +237,15 @@ def test_gym_make_network_internet_through_the_bash_channel(make_env, site, trip
 def test_gym_make_refuses_a_bad_network_before_any_desktop_starts(make_env):
     with pytest.raises(ValueError, match="network mode must be one of 'loopback', 'internet', got 'lan'"):
         make_env(task="os-create-file", network="lan")
+
+
+def test_chromium_opens_the_site_the_task_names(online, site, tmp_path):
+    ctx = TaskContext("chrome-online", tmp_path)
+    SETUP_STEPS.get("launch")(online, ctx, command=["google-chrome"])
+    SETUP_STEPS.get("chrome_open_tabs")(online, ctx, urls_to_open=["http://www.site.test/chromium"])
+    active = GETTERS.get("active_tab_info")(online, ctx, {})
+    assert active["url"] == "http://www.site.test/chromium"
+    assert f"site {site.token} /chromium" in active["content"]
+    assert any(
+        path == "/chromium" and "Chrome" in headers.get("User-Agent", "") for path, headers in site.requests
+    )

@@ -18,7 +18,8 @@ The trust boundary is built in, because an RL agent finds every shortcut:
 - **Bounds**: a cgroup per desktop (memory, tasks) where the host has one,
   ``RLIMIT_NPROC`` and a cap on nested user namespaces everywhere.
 
-Private PID, network (loopback only), IPC and UTS namespaces as before. Teardown
+Private PID, network (loopback only; internet mode adds a relay to a host proxy,
+:mod:`osworld_mcp_env.network`, never an interface), IPC and UTS namespaces as before. Teardown
 kills the namespace's PID 1, after which the kernel kills everything in it.
 ``--die-with-parent`` covers a host that dies first; it is bound to the forking
 *thread*, so sandboxes are spawned from one long-lived thread. A host killed with
