@@ -302,8 +302,11 @@ class AgentLoop:
         frame = Frame.from_array(obs["screenshot"])
         current = Observation(frame, episode.feedback or obs.get("tool_result", ""))
         context = build_context(episode.steps, current, episode.instruction, tools, self.context)
-        request = PolicyRequest(context.messages, tools, episode.task_id, episode.run, episode.calls)
         height, width = obs["screenshot"].shape[:2]
+        functions = tuple(self.adapter.functions(tools, (width, height)))
+        request = PolicyRequest(
+            context.messages, tools, episode.task_id, episode.run, episode.calls, functions=functions
+        )
         return Turn(
             request,
             current,

@@ -62,7 +62,7 @@ class ParseErrorCode(StrEnum):
     UNKNOWN_TOOL = "unknown_tool"
     AMBIGUOUS_SHAPE = "ambiguous_shape"
     UNFINISHED_REASONING = "unfinished_reasoning"
-    INVALID_SYNTAX = "invalid_syntax"  # a call written as code (UI-TARS, CogAgent, pyautogui) that does not parse
+    INVALID_SYNTAX = "invalid_syntax"  # a call written as code (UI-TARS, pyautogui ...) that does not parse
     OUT_OF_SPACE = "out_of_space"  # a coordinate outside the model's coordinate space (set by the adapter)
     TRUNCATED = "truncated"  # the output budget cut the reply off (set by the agent loop)
 

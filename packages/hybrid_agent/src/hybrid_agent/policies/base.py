@@ -38,6 +38,9 @@ class PolicyRequest:
         task_id: The task of the episode (scripted and replay policies key on it).
         run: The run index of the episode (0-based).
         step: The model call index within the episode (0-based).
+        functions: The run's model adapter's function schemas (``computer_use`` first, at the
+            resolution the adapter maps from), for transports that send tools apart from the
+            text; empty: the policy builds its own.
     """
 
     messages: list[Message]
@@ -45,6 +48,7 @@ class PolicyRequest:
     task_id: str = ""
     run: int = 0
     step: int = 0
+    functions: tuple[dict[str, Any], ...] = ()
 
 
 class FinishReason(StrEnum):

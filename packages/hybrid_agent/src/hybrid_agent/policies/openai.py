@@ -155,7 +155,7 @@ class OpenAIPolicy:
         return {
             **kwargs,
             "messages": _replay_calls(messages, names),
-            "tools": [_wire_function(f, names) for f in _functions(request.tools)],
+            "tools": [_wire_function(f, names) for f in request.functions or _functions(request.tools)],
             "tool_choice": "auto",
         }, names
 
@@ -206,7 +206,7 @@ def _generation(completion: Any, names: NameMap | None, latency: float) -> Gener
 
 
 def _functions(tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
-    # Same resolution the text prompt states (Qwen3-VL's relative grid).
+    # Without the adapter's schemas (a request built by hand): Qwen3-VL's relative grid, the default.
     return [computer_use_function((1000, 1000)), *(t.to_function() for t in tools)]
 
 
