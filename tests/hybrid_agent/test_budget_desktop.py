@@ -39,7 +39,9 @@ def test_the_budget_stops_the_run_between_episodes_and_a_larger_one_continues(tm
     # A budget below one step's cost: the first episode is in flight when it is reached, so it
     # finishes and is recorded; the two others never start.
     assert main([*command, "--budget-usd", "0.000001"]) == 3
-    assert "budget reached" in capsys.readouterr().err
+    printed = capsys.readouterr()
+    assert "budget reached" in printed.err and "2 episodes not run" in printed.err
+    assert "stopped early (budget:" in printed.out  # the report's headline
     [first] = list(iter_episodes(out))
     assert first.end["score"] == 1.0 and not list((out / EPISODES).glob("*.partial"))
     spent = steps_spend(first.steps, PRICE).usd
