@@ -228,7 +228,8 @@ class GRPOConfig:
         env_id: The Gymnasium id rollouts run on.
         env_kwargs: Extra ``gym.make`` keyword arguments.
         tasks: Task ids or configs, cycled in order.
-        agent: What the model is shown and how its reply is read (``hybrid-agent eval``'s flags).
+        agent: What the model is shown and how its reply is read (``hybrid-agent eval``'s flags;
+            ``adapter`` names the model family: prompt, reply format, coordinates, screenshots).
     """
 
     policy: str = "tiny"
@@ -245,6 +246,14 @@ class GRPOConfig:
     checkpoint: CheckpointSettings = field(default_factory=CheckpointSettings)
     probe: ProbeSettings = field(default_factory=ProbeSettings)
     curation: CurationConfig = field(default_factory=CurationConfig)
+
+    def __post_init__(self) -> None:
+        if self.agent.parse_retries:
+            raise ConfigError(
+                "[agent] parse_retries must be 0 for training: every reply is a sample the update sees, "
+                "and a re-sample would hide the malformed one from it; got "
+                f"{self.agent.parse_retries}."
+            )
 
     def to_dict(self) -> dict[str, Any]:
         """A plain nested dict (tuples as lists), the shape a config file has."""

@@ -2,6 +2,8 @@
 
     hybrid-agent eval --suite bundled --policy scripted --context win2+drop --runs 3 --envs 2 --out runs/a
     hybrid-agent eval --suite test_all.json --tasks-dir examples --policy openai:http://localhost:8000#Qwen3-VL-8B
+    hybrid-agent eval --suite bundled --policy anthropic:claude-sonnet-4-5 --out runs/claude
+    hybrid-agent eval --suite bundled --policy openai-cua:computer-use-preview --out runs/cua
     hybrid-agent report runs/a runs/b --out runs/report
     hybrid-agent export-osworld runs/a --out results/a      # OSWorld's result_dir layout, one per run
     hybrid-agent summary results/a --osworld                # show_result.py's per-domain lines
@@ -21,10 +23,13 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from hybrid_agent.adapters import DEFAULT_ADAPTER, adapter_names
 from hybrid_agent.agent_loop import AgentConfig
+from hybrid_agent.coords import CoordinatePolicy
 from hybrid_agent.cost import Budget, PriceTable
 from hybrid_agent.errors import ConfigError, HybridAgentError
 from hybrid_agent.policies import PolicyOptions, close_policy, make_policy
+from hybrid_agent.policies.anthropic import DEFAULT_TOOL, TOOL_BETAS
 from hybrid_agent.report import write_report
 from hybrid_agent.report.osworld import (
     OBSERVATION_TYPE,
@@ -44,7 +49,8 @@ def _eval_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--policy",
         required=True,
-        help="scripted[:tools|wrong], replay:DIR, openai:URL#MODEL, hf:PATH, pkg.mod:Class",
+        help="scripted[:tools|wrong], replay:DIR, openai:URL#MODEL, anthropic:MODEL, openai-cua:MODEL, "
+        "hf:PATH, pkg.mod:Class",
     )
     p.add_argument("--context", default="win4", help="context policy: win4, win2+drop, all+skip ...")
     p.add_argument("--runs", type=int, default=1, help="runs per task")
@@ -73,7 +79,19 @@ def _eval_parser(sub: argparse._SubParsersAction) -> None:
         "--api-key-env",
         default=PolicyOptions.api_key_env,
         metavar="NAME",
-        help="environment variable holding the API key (openai: policies; unset: a placeholder key is sent)",
+        help="environment variable holding the API key (default: the kind's own, OPENAI_API_KEY or "
+        "ANTHROPIC_API_KEY; unset: a placeholder key is sent)",
+    )
+    p.add_argument(
+        "--computer-tool",
+        choices=list(TOOL_BETAS),
+        help=f"anthropic: the computer tool version, with its beta header (default {DEFAULT_TOOL})",
+    )
+    p.add_argument(
+        "--ack-safety-checks",
+        action="store_true",
+        help="openai-cua: acknowledge an action's pending safety checks and run it (default: the step "
+        "ends as a safety_check error)",
     )
     p.add_argument("--timeout", type=float, default=PolicyOptions.timeout_s, help="seconds per HTTP request")
     p.add_argument("--tool-format", choices=["text", "functions"], default="text")
@@ -122,7 +140,28 @@ def _agent_flags(p: argparse.ArgumentParser) -> None:
         help="Thinking model: a reply without </think> never finished reasoning and executes nothing",
     )
     p.add_argument("--tool-result-chars", type=int, default=1500, help="L, characters of a relayed result")
-    p.add_argument("--coordinates", choices=["relative_grid", "absolute_resized", "absolute_screen"])
+    p.add_argument(
+        "--adapter",
+        default=DEFAULT_ADAPTER,
+        choices=adapter_names(),
+        metavar="NAME",
+        help="model family: its prompt, reply format, coordinates and screenshots "
+        f"({', '.join(adapter_names())}; default {DEFAULT_ADAPTER})",
+    )
+    p.add_argument(
+        "--coordinates",
+        choices=[str(c) for c in CoordinatePolicy],
+        help="override the adapter's coordinate space",
+    )
+    p.add_argument("--min-pixels", type=int, help="override the adapter's smallest resized screenshot area")
+    p.add_argument("--max-pixels", type=int, help="override the adapter's largest resized screenshot area")
+    p.add_argument(
+        "--parse-retries",
+        type=int,
+        default=0,
+        help="re-sample a malformed reply up to N times before the step counts as malformed "
+        "(default 0, as the study; harnesses use 5 at temperature > 0)",
+    )
 
 
 def _agent_config(args: argparse.Namespace) -> AgentConfig:
@@ -135,6 +174,10 @@ def _agent_config(args: argparse.Namespace) -> AgentConfig:
         thinking=args.thinking,
         tool_result_chars=args.tool_result_chars,
         coordinates=args.coordinates,
+        adapter=args.adapter,
+        min_pixels=args.min_pixels,
+        max_pixels=args.max_pixels,
+        parse_retries=args.parse_retries,
     )
 
 
@@ -192,6 +235,16 @@ def _env_kwargs(items: Sequence[str]) -> dict:
     return out
 
 
+def _provider_extra(args: argparse.Namespace) -> dict:
+    """The provider policies' kind-specific options (``PolicyOptions.extra``) set by flags."""
+    extra: dict = {}
+    if args.computer_tool:
+        extra["computer_tool"] = args.computer_tool
+    if args.ack_safety_checks:
+        extra["ack_safety_checks"] = True
+    return extra
+
+
 def run_eval(args: argparse.Namespace) -> int:
     """The ``eval`` command."""
     options = PolicyOptions(
@@ -205,6 +258,7 @@ def run_eval(args: argparse.Namespace) -> int:
         timeout_s=args.timeout,
         tool_format=args.tool_format,
         retries=args.retries,
+        extra=_provider_extra(args),
     )
     config = RunConfig(
         policy=args.policy,
