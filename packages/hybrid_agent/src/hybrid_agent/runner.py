@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
+from osworld_mcp_env.prepared_reset import with_prepared_resets
 
 from hybrid_agent.agent_loop import AgentConfig, AgentEpisode, AgentLoop, error_end
 from hybrid_agent.cost import Budget, Spend, run_spend, step_spend
@@ -191,8 +192,10 @@ class Runner:
         check_run_config(self.out, {**config.to_dict(), "coordinates": str(self.loop.coordinates.policy)})
 
     def _make_env(self) -> gym.Env:
+        # Prepared resets are on where the host has memory for a second desktop per env.
         kwargs = {"max_steps": self.config.max_steps, "enable_mcp": not self.config.agent.gui_only}
-        return gym.make(ENV_ID, **{**kwargs, **self.config.env_kwargs})
+        kwargs = with_prepared_resets({**kwargs, **self.config.env_kwargs}, self.config.envs)
+        return gym.make(ENV_ID, **kwargs)
 
     # --- the run -------------------------------------------------------------------
     def evaluate(self, tasks: Sequence[SuiteTask]) -> EvalResult:
@@ -267,7 +270,8 @@ class Runner:
     ) -> None:
         """One env's thread: episode after episode until the queue is empty.
 
-        An env with prepared resets on (``env_kwargs={"prepare_resets": True}``) reserves
+        An env with prepared resets on (the default where the host has memory for a second
+        desktop per env; ``env_kwargs={"prepare_resets": False}`` turns them off) reserves
         its next episode when it starts one, and prepares it beside the running one.
         """
         prepares = getattr(env.unwrapped, "preparer", None) is not None

@@ -24,9 +24,10 @@ import contextlib
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Protocol
+from pathlib import Path
+from typing import Any, Protocol
 
 from osworld_mcp_env.backends.base import Desktop
 from osworld_mcp_env.deadline import deadline
@@ -45,6 +46,9 @@ ALIVE_CHECK_S = 10.0
 # The CPU weight of a desktop while it is prepared (cgroups' default is 100): under
 # contention the episode the agent acts in gets ~10x its share; idle CPU is still used.
 PREPARING_CPU_WEIGHT = 10
+# Memory one more desktop per env needs, with room to spare: an embedded desktop with
+# LibreOffice holds 0.4-0.7 GB (DESIGN.md, "Targets").
+PREPARED_DESKTOP_MB = 1024
 
 
 class Closeable(Protocol):
@@ -244,3 +248,27 @@ def _close_quietly(resource: Closeable) -> None:
 
 
 __all__ = ["PREPARED_WAIT_S", "PREPARING_CPU_WEIGHT", "Build", "PreparedEpisode", "Register", "ResetPreparer"]
+
+
+def prepared_resets_fit(envs: int, *, meminfo: Path = Path("/proc/meminfo")) -> bool:
+    """Whether the host has the memory for one prepared desktop per env (``MemAvailable``).
+
+    False where the kernel does not say (no ``/proc/meminfo``): the cold path needs no more memory.
+    """
+    try:
+        lines = meminfo.read_text().splitlines()
+        available_kb = next(int(line.split()[1]) for line in lines if line.startswith("MemAvailable:"))
+    except (OSError, StopIteration, IndexError, ValueError):
+        return False
+    return available_kb // 1024 >= envs * PREPARED_DESKTOP_MB
+
+
+def with_prepared_resets(env_kwargs: Mapping[str, Any], envs: int) -> dict[str, Any]:
+    """``env_kwargs`` with prepared resets on where memory allows them, unless they name ``prepare_resets``.
+
+    The eval runner and the trainer make their envs through this: a warm reset costs ~19 ms
+    against a cold one's seconds, and the cold path stays the fallback of every reset.
+    """
+    if "prepare_resets" in env_kwargs:
+        return dict(env_kwargs)
+    return {**env_kwargs, "prepare_resets": prepared_resets_fit(envs)}
