@@ -61,7 +61,7 @@ def display_to_screen(arguments: Mapping[str, Any], display: Size, screen: Size)
     out = dict(arguments)
     for key in POINT_ARGUMENTS:
         point = out.get(key)
-        if _is_point(point):
+        if point is not None and _is_point(point):
             out[key] = list(scale_to_screen((float(point[0]), float(point[1])), display, screen))
     return out
 

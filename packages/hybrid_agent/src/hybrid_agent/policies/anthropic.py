@@ -203,7 +203,9 @@ class AnthropicPolicy:
         display: Size | None,
         latency: float,
     ) -> Generation:
-        texts, thoughts, calls = [], [], []
+        texts: list[str] = []
+        thoughts: list[str] = []
+        calls: list[Call] = []
         for block in message.content:
             if block.type == "text":
                 texts.append(block.text)

@@ -178,7 +178,10 @@ class OpenAICUAPolicy:
     def _generation(
         self, request: PolicyRequest, response: Any, names: NameMap, started: float
     ) -> Generation:
-        texts, thoughts, calls, checks = [], [], [], []
+        texts: list[str] = []
+        thoughts: list[str] = []
+        calls: list[Call] = []
+        checks: list[Any] = []
         for item in response.output:
             if item.type == "message":
                 texts.extend(part.text for part in item.content if part.type == "output_text")
