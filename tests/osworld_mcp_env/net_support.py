@@ -69,7 +69,10 @@ class Tripwire:
 
 
 class UpstreamProxy:
-    """An upstream HTTP proxy (CONNECT only) on the host's loopback that wants Basic credentials."""
+    """An upstream HTTP proxy on the host's loopback that wants Basic credentials.
+
+    It tunnels a CONNECT and forwards an absolute-form request in origin form.
+    """
 
     def __init__(self, credentials: str) -> None:
         import base64
@@ -91,10 +94,18 @@ class UpstreamProxy:
                 if f"Proxy-Authorization: {expected}" not in text:
                     self.wfile.write(b"HTTP/1.1 407 Proxy Authentication Required\r\n\r\n")
                     return
-                host, port = text.split(" ")[1].rsplit(":", 1)
+                method, target = text.split(" ")[:2]
+                if method == "CONNECT":
+                    host, port = target.rsplit(":", 1)
+                    with socket.create_connection((host, int(port))) as remote:
+                        self.wfile.write(b"HTTP/1.1 200 OK\r\n\r\n")
+                        self.wfile.flush()
+                        _pump(self.connection, remote)
+                    return
+                authority, _, path = target.removeprefix("http://").partition("/")
+                host, port = authority.rsplit(":", 1)
                 with socket.create_connection((host, int(port))) as remote:
-                    self.wfile.write(b"HTTP/1.1 200 OK\r\n\r\n")
-                    self.wfile.flush()
+                    remote.sendall(head.replace(target.encode(), b"/" + path.encode(), 1))
                     _pump(self.connection, remote)
 
         self._server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), Handler)

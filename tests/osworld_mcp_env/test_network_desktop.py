@@ -199,6 +199,8 @@ def test_close_leaves_no_process_socket_or_network_state(site):
     assert proxy is not None
     socket_path = desk.ctl_dir / "net-proxy.sock"
     assert socket_path.is_socket()
+    if desk.cgroup.active:  # what the desktop makes its proxy spend counts against its own bounds
+        assert desk.instance_dir.name in Path(f"/proc/{proxy.pid}/cgroup").read_text()
     desk.close()
     assert proxy.poll() is not None and not os.path.exists(f"/proc/{proxy.pid}")
     assert _live_pids_of({desk.uids.infra, desk.uids.desktop}) == []  # the proxy ran as the infra uid

@@ -164,6 +164,10 @@ def test_an_upstream_proxy_carries_every_tunnel_with_its_credentials(start_proxy
         auth = base64.b64encode(b"user:p@ss").decode()
         assert upstream.heads[-1].startswith(f"CONNECT 127.0.0.1:{site.port} HTTP/1.1\r\n")
         assert f"Proxy-Authorization: Basic {auth}\r\n" in upstream.heads[-1]
+        reply, body = ask(path, b"GET http://site.test/plain HTTP/1.1\r\nHost: site.test\r\n\r\n")
+        assert status(reply) == 200 and f"site {site.token} /plain" in body.decode()
+        assert upstream.heads[-1].startswith(f"GET http://127.0.0.1:{site.port}/plain HTTP/1.1\r\n")
+        assert f"Proxy-Authorization: Basic {auth}\r\n" in upstream.heads[-1]
         # The policy still decides before the upstream sees anything.
         seen = len(upstream.heads)
         reply, _body = ask(path, b"CONNECT 127.0.0.1:22 HTTP/1.1\r\n\r\n")

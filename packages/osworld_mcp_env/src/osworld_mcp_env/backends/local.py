@@ -314,12 +314,15 @@ class LocalDesktop(GuestBackedDesktop):
             time.sleep(0.01)
 
     def _spawn_proxy(self) -> None:
+        """Starts the host proxy in the desktop's cgroup: what a hostile desktop makes it spend is its own."""
         self._proxy.spawn(
             self.config.network,
             self.ctl_dir / "net-proxy.sock",
             uid=self.uids.infra,
             log=self.instance_dir / "net-proxy.log",
         )
+        if self._proxy.process is not None:
+            self.cgroup.add(self._proxy.process.pid)
 
     def _enter_cgroup(self, pid: int) -> None:
         self.cgroup.add(pid)

@@ -141,7 +141,8 @@ class Proxy:
         async with self._slots:
             try:
                 request = parse_head(head)
-                targets = decide(request.host, request.port, self.config)
+                # The host's resolver blocks: on a thread, so one slow name stalls no other connection.
+                targets = await asyncio.to_thread(decide, request.host, request.port, self.config)
                 remote = await self._connect(request, targets)
             except BadRequest as exc:
                 await self._answer(writer, response(400, "Bad Request", str(exc)))
@@ -157,7 +158,7 @@ class Proxy:
             if request.method == "CONNECT":
                 writer.write(b"HTTP/1.1 200 Connection established\r\n\r\n")
             else:
-                remote[1].write(self._forwarded_head(request))
+                remote[1].write(self._forwarded_head(request, targets[0]))
             await splice((reader, writer), remote)
 
     async def _connect(self, request: Request, targets: list[Target]) -> Streams:
@@ -186,7 +187,7 @@ class Proxy:
 
     async def _upstream_tunnel(self, streams: Streams, target: Target, timeout: float) -> None:
         """Asks the upstream for a tunnel to ``target``; raises :class:`Unreachable` unless it says 200."""
-        authority = Request("CONNECT", target.host, target.port, "", "HTTP/1.1", ()).authority
+        authority = Request("CONNECT", target.host, target.port, "", "HTTP/1.1", ()).authority  # [v6]:port
         head = f"CONNECT {authority} HTTP/1.1\r\nHost: {authority}\r\n{self._upstream_auth()}\r\n"
         streams[1].write(head.encode())
         try:
@@ -206,9 +207,10 @@ class Proxy:
             return ""
         return f"Proxy-Authorization: Basic {base64.b64encode(credentials.encode()).decode()}\r\n"
 
-    def _forwarded_head(self, request: Request) -> bytes:
-        """The request as the server (or, absolute-form, the upstream) gets it: one request, then close."""
-        target = request.path if self._upstream is None else f"http://{request.authority}{request.path}"
+    def _forwarded_head(self, request: Request, to: Target) -> bytes:
+        """The request as the server gets it (the upstream: absolute-form, for ``to``); then close."""
+        authority = Request(request.method, to.host, to.port, "", request.version, ()).authority
+        target = request.path if self._upstream is None else f"http://{authority}{request.path}"
         lines = [f"{request.method} {target} {request.version}"]
         lines += [f"{k}: {v}" for k, v in request.headers if k.lower() not in HOP_HEADERS]
         lines.append("Connection: close")
