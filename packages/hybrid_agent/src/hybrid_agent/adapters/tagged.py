@@ -110,9 +110,9 @@ class TaggedAdapter(ModelAdapter):
                 repairs.append("box_tokens")
             arguments[key] = typed_value(name, key, value, tools)
         for key in POINT_ARGUMENTS:
-            value = arguments.get(key)
-            if isinstance(value, list) and len(value) == 4:
-                centre = point_of(value, key)
+            point = arguments.get(key)
+            if isinstance(point, list) and len(point) == 4:
+                centre = point_of(point, key)
                 if isinstance(centre, ParseError):
                     return ParseError(centre.code, centre.message, think)
                 arguments[key] = centre
