@@ -8,7 +8,17 @@ from pathlib import Path
 import pytest
 from osworld_mcp_env.cli import main
 from osworld_mcp_env.tasks.cache import osworld_cache_name
-from osworld_mcp_env.tasks.coverage import NEEDS_CACHE, RUNNABLE, assess, coverage
+from osworld_mcp_env.tasks.corpus import OSWORLD_2026_04, corpus_version
+from osworld_mcp_env.tasks.coverage import (
+    NEEDS_CACHE,
+    RUNNABLE,
+    RUNNABLE_WITH_CACHE,
+    STATUSES,
+    DesktopKind,
+    assess,
+    coverage,
+    task_files,
+)
 from task_data import OSWORLD_EXAMPLES, needs_osworld_data
 
 
@@ -17,12 +27,13 @@ def test_every_osworld_json_loads_and_gets_one_verdict():
     report = coverage([OSWORLD_EXAMPLES])
     assert len(report.items) == 369
     assert all(item.loads for item in report.items)
-    assert all(item.status in (RUNNABLE, NEEDS_CACHE, "unsupported") for item in report.items)
+    assert all(item.status in STATUSES for item in report.items)
     assert all(item.reason for item in report.items if item.status == "unsupported")
     by_domain = report.by_domain()
     # VS Code is not in the embedded desktop: none of its 23 tasks can run.
     assert {i.status for i in by_domain["vs_code"]} == {"unsupported"}
     # Without a file cache, every task that downloads is "needs file cache", never runnable.
+    assert not any(i.status == RUNNABLE_WITH_CACHE for i in report.items)
     assert all(i.status != RUNNABLE or not i.detail for i in report.items)
     assert sum(i.status == RUNNABLE for i in by_domain["os"]) >= 10
 
@@ -54,7 +65,7 @@ def test_a_download_is_runnable_once_the_cache_holds_it(tmp_path: Path):
     cache = tmp_path / "cache"
     (cache / "t1").mkdir(parents=True)
     (cache / "t1" / osworld_cache_name("https://x.invalid/a.xlsx", "a.xlsx")).write_bytes(b"x")
-    assert coverage([tmp_path / "examples"], [cache]).items[0].status == RUNNABLE
+    assert coverage([tmp_path / "examples"], [cache]).items[0].status == RUNNABLE_WITH_CACHE
 
 
 def test_unknown_names_are_the_reason(tmp_path: Path):
@@ -95,3 +106,44 @@ def test_a_url_in_the_instruction_needs_the_internet(tmp_path: Path):
     task["instruction"] = "Stream https://example.com/live.m3u8 in VLC."
     path.write_text(json.dumps(task))
     assert assess(path).reason == "website on the internet (a url in the instruction)"
+
+
+@needs_osworld_data
+def test_vs_code_tasks_run_on_osworlds_image_and_the_report_says_so():
+    """Unsupported on the embedded desktop with a reason naming where they run; loaded as runnable there."""
+    embedded = coverage([OSWORLD_EXAMPLES]).by_domain()["vs_code"]
+    assert all("--desktop osworld-image" in i.reason for i in embedded)
+    image = coverage([OSWORLD_EXAMPLES], desktop=DesktopKind.OSWORLD_IMAGE)
+    vs_code = image.by_domain()["vs_code"]
+    assert not any("VS Code" in i.reason for i in image.items)
+    assert sum(i.status == RUNNABLE for i in vs_code) >= 9
+    assert sum(i.status in (RUNNABLE, NEEDS_CACHE) for i in vs_code) >= 18
+    # What the image ships (sudo, Nautilus, ...) is no reason there either; the internet still is.
+    assert not any("embedded desktop lacks" in i.reason for i in image.items)
+    assert image.reasons()["website on the internet (chrome_open_tabs)"] == 46
+    assert "Ubuntu.qcow2 on the libvirt backend" in image.table()
+
+
+def test_a_vs_code_task_is_unsupported_here_and_runnable_on_the_image(tmp_path: Path):
+    path = write_task(tmp_path / "vs_code", "t7")
+    assert assess(path).reason.startswith("VS Code is not in the embedded desktop")
+    assert assess(path, desktop=DesktopKind.OSWORLD_IMAGE).status == NEEDS_CACHE
+
+
+@needs_osworld_data
+def test_the_report_names_the_corpus_revision(tmp_path: Path):
+    files = task_files([OSWORLD_EXAMPLES])
+    version = corpus_version(files)
+    assert version.files == 369 and version.statement == OSWORLD_2026_04
+    header = coverage([OSWORLD_EXAMPLES]).table().split("\ndesktop: ", 1)[0]
+    assert header == version.line() and "OSWorld-Verified task set" in " ".join(header.split())
+    # One byte changed in one task: another revision, and the report says it does not know it.
+    changed = tmp_path / "examples"
+    for f in files:
+        (changed / f.parent.name).mkdir(parents=True, exist_ok=True)
+        (changed / f.parent.name / f.name).write_bytes(f.read_bytes())
+    first = changed / files[0].parent.name / files[0].name
+    first.write_bytes(first.read_bytes() + b"\n")
+    other = corpus_version(task_files([changed]))
+    assert other.files == 369 and other.statement is None and other.fingerprint != version.fingerprint
+    assert "unknown revision" in " ".join(other.line().split())

@@ -3,7 +3,9 @@
 Every task JSON is loaded leniently, then put in exactly one bucket:
 
 * ``runnable offline``: every name is implemented, nothing needs the internet, and
-  each ``download``/``cloud_file`` url is in the file cache (or there is none).
+  the task reads no ``download``/``cloud_file`` url.
+* ``runnable with a cache``: the same, and every url it reads is in the file cache
+  (``osworld-mcp tasks fetch`` fills it).
 * ``needs file cache``: runnable once the listed cache files are present.
 * unsupported, with the first reason that applies, in this order: an app the embedded
   desktop does not ship (VS Code), Google Drive or an online account, a website on the
@@ -12,6 +14,12 @@ Every task JSON is loaded leniently, then put in exactly one bucket:
   systemd, GNOME Shell, found in the task's commands), a metric left out on purpose
   (:data:`UNSUPPORTED_METRICS`), then the first unimplemented name (metric, getter,
   setup step, option).
+
+The verdicts are for one desktop (:class:`DesktopKind`): the embedded one of the local
+backend (the default), or OSWorld's own ``Ubuntu.qcow2`` on the libvirt backend
+(``guest_api="osworld"``), which ships VS Code and the programs the embedded desktop
+lacks, so neither reason applies there. The report also states which revision of
+OSWorld's task files it read (:mod:`~osworld_mcp_env.tasks.corpus`).
 """
 
 from __future__ import annotations
@@ -21,17 +29,39 @@ import json
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
 from osworld_mcp_env.errors import TaskError
 from osworld_mcp_env.tasks.cache import FileCache
+from osworld_mcp_env.tasks.corpus import CorpusVersion, corpus_version
 from osworld_mcp_env.tasks.loader import read_task_file
 from osworld_mcp_env.tasks.model import Task
 from osworld_mcp_env.tasks.setup import HISTORY_EMPTY_URL
 
 RUNNABLE = "runnable offline"
+RUNNABLE_WITH_CACHE = "runnable with a cache"
 NEEDS_CACHE = "needs file cache"
+UNSUPPORTED = "unsupported"
+STATUSES = (RUNNABLE, RUNNABLE_WITH_CACHE, NEEDS_CACHE, UNSUPPORTED)
+
+
+class DesktopKind(StrEnum):
+    """The desktop a coverage verdict is for."""
+
+    EMBEDDED = "embedded"
+    OSWORLD_IMAGE = "osworld-image"
+
+    @property
+    def description(self) -> str:
+        """Where that desktop runs, for the report's header."""
+        if self == DesktopKind.EMBEDDED:
+            return "the embedded desktop (local backend)"
+        return "OSWorld's Ubuntu.qcow2 on the libvirt backend (guest_api='osworld', docs/libvirt.md)"
+
+
+VS_CODE_REASON = "VS Code is not in the embedded desktop (it runs on --desktop osworld-image)"
 
 
 @dataclass(frozen=True)
@@ -42,7 +72,7 @@ class TaskCoverage:
         path: The task file.
         domain: Its folder (OSWorld's domain).
         loads: The JSON parsed into a task.
-        status: ``RUNNABLE``, ``NEEDS_CACHE`` or ``"unsupported"``.
+        status: One of :data:`STATUSES`.
         reason: Why it is unsupported (a short category, e.g. ``"unknown metric 'x'"``).
         detail: The full message (every unknown name, every missing file).
     """
@@ -55,12 +85,21 @@ class TaskCoverage:
     detail: str = ""
 
 
+def _getters(task: Task) -> set[str]:
+    return {c.type for check in task.evaluator.checks for c in (check.result, check.expected) if c}
+
+
+def _app_reason(task: Task) -> str:
+    """An app the embedded desktop does not ship ("" when none)."""
+    if task.domain == "vs_code" or "vs_code" in task.related_apps or "vscode_config" in _getters(task):
+        return VS_CODE_REASON
+    return ""
+
+
 def _internet_reason(task: Task) -> str:
     steps = (*task.config, *task.evaluator.postconfig)
     types = {s.type for s in steps}
-    getters = {c.type for check in task.evaluator.checks for c in (check.result, check.expected) if c}
-    if task.domain == "vs_code" or "vs_code" in task.related_apps or "vscode_config" in getters:
-        return "VS Code is not in the embedded desktop"
+    getters = _getters(task)
     if types & {"googledrive", "login"} or "googledrive_file" in getters:
         return "Google Drive / online account"
     for step in steps:
@@ -125,7 +164,12 @@ def _name_reason(problem: str) -> str:
     return "unimplemented option: " + text.split(" is not implemented", 1)[0].split(": ")[-1]
 
 
-def _cache_misses(task: Task, cache: FileCache | None) -> list[str]:
+def cache_urls(task: Task) -> list[tuple[str, str]]:
+    """Every ``(url, destination basename)`` the task reads from the file cache, in task order.
+
+    That is each ``download`` file (setup and postconfig), each ``cloud_file`` of a
+    check, and OSWorld's empty browser history for ``update_browse_history``.
+    """
     urls = [
         (str(f["url"]), Path(str(f["path"])).name)
         for step in (*task.config, *task.evaluator.postconfig)
@@ -142,6 +186,11 @@ def _cache_misses(task: Task, cache: FileCache | None) -> list[str]:
                 if isinstance(paths, list) and isinstance(dests, list):
                     pairs = zip(paths, dests, strict=False)
                 urls += [(str(u), Path(str(d)).name) for u, d in pairs]
+    return urls
+
+
+def _cache_misses(task: Task, cache: FileCache | None) -> list[str]:
+    urls = cache_urls(task)
     if not urls:
         return []
     if cache is None:
@@ -153,31 +202,49 @@ def _cache_misses(task: Task, cache: FileCache | None) -> list[str]:
     return missing
 
 
-def assess(path: Path, cache: FileCache | None = None) -> TaskCoverage:
-    """Loads one task file leniently and classifies it."""
+def assess(
+    path: Path, cache: FileCache | None = None, desktop: DesktopKind = DesktopKind.EMBEDDED
+) -> TaskCoverage:
+    """Loads one task file leniently and classifies it for ``desktop``."""
     domain = path.parent.name
     try:
         task = read_task_file(path, strict=False)
     except (TaskError, json.JSONDecodeError) as exc:
-        return TaskCoverage(path, domain, False, "unsupported", "does not load", str(exc))
-    reason = _internet_reason(task) or _desktop_reason(task) or _metric_reason(task)
+        return TaskCoverage(path, domain, False, UNSUPPORTED, "does not load", str(exc))
+    embedded = desktop == DesktopKind.EMBEDDED
+    reason = (
+        (embedded and _app_reason(task))
+        or _internet_reason(task)
+        or (embedded and _desktop_reason(task))
+        or _metric_reason(task)
+    )
     if reason:
-        return TaskCoverage(path, domain, True, "unsupported", reason)
+        return TaskCoverage(path, domain, True, UNSUPPORTED, reason)
     if task.unsupported:
         return TaskCoverage(
-            path, domain, True, "unsupported", _name_reason(task.unsupported[0]), "\n".join(task.unsupported)
+            path, domain, True, UNSUPPORTED, _name_reason(task.unsupported[0]), "\n".join(task.unsupported)
         )
+    if not cache_urls(task):
+        return TaskCoverage(path, domain, True, RUNNABLE)
     missing = _cache_misses(task, cache)
     if missing:
         return TaskCoverage(path, domain, True, NEEDS_CACHE, detail="\n".join(missing))
-    return TaskCoverage(path, domain, True, RUNNABLE)
+    return TaskCoverage(path, domain, True, RUNNABLE_WITH_CACHE)
 
 
 @dataclass
 class CoverageReport:
-    """Verdicts over a folder of task files, grouped by domain."""
+    """Verdicts over a folder of task files, grouped by domain.
+
+    Attributes:
+        items: One verdict per task file.
+        desktop: The desktop the verdicts are for.
+        corpus: Which task files these are (None when not computed).
+    """
 
     items: list[TaskCoverage] = field(default_factory=list)
+    desktop: DesktopKind = DesktopKind.EMBEDDED
+    corpus: CorpusVersion | None = None
 
     def by_domain(self) -> dict[str, list[TaskCoverage]]:
         """The verdicts of each domain, domains sorted."""
@@ -188,27 +255,40 @@ class CoverageReport:
 
     def reasons(self) -> collections.Counter[str]:
         """How many tasks each unsupported reason stops."""
-        return collections.Counter(i.reason for i in self.items if i.status == "unsupported")
+        return collections.Counter(i.reason for i in self.items if i.status == UNSUPPORTED)
 
     def table(self) -> str:
-        """The per-domain table, then the unsupported reasons by count."""
-        header = f"{'domain':<22}{'tasks':>6}{'loads':>7}{RUNNABLE:>18}{'needs cache':>13}{'unsupported':>13}"
-        lines = [header, "-" * len(header)]
+        """The corpus and the desktop, the per-domain table, then the unsupported reasons by count."""
+        header = (
+            f"{'domain':<22}{'tasks':>6}{'loads':>7}{RUNNABLE:>18}{RUNNABLE_WITH_CACHE:>23}"
+            f"{'needs cache':>13}{UNSUPPORTED:>13}"
+        )
+        lines = [self.corpus.line()] if self.corpus else []
+        lines += [f"desktop: {self.desktop.description}", "", header, "-" * len(header)]
         rows = [*self.by_domain().items(), ("total", self.items)]
         for domain, items in rows:
             count = collections.Counter(i.status for i in items)
             lines.append(
                 f"{domain:<22}{len(items):>6}{sum(i.loads for i in items):>7}{count[RUNNABLE]:>18}"
-                f"{count[NEEDS_CACHE]:>13}{count['unsupported']:>13}"
+                f"{count[RUNNABLE_WITH_CACHE]:>23}{count[NEEDS_CACHE]:>13}{count[UNSUPPORTED]:>13}"
             )
         lines += ["", "unsupported, by first reason:"]
         lines += [f"{n:>5}  {reason}" for reason, n in self.reasons().most_common()]
         return "\n".join(lines)
 
 
-def coverage(task_dirs: Sequence[Path], cache_roots: Iterable[Path] = ()) -> CoverageReport:
-    """Assesses every ``*.json`` under ``task_dirs`` (OSWorld's ``examples/<domain>/<id>.json``)."""
+def task_files(task_dirs: Sequence[Path]) -> list[Path]:
+    """Every task JSON under ``task_dirs`` (OSWorld's ``examples/<domain>/<id>.json``), sorted."""
+    return sorted(p for d in task_dirs for p in Path(d).rglob("*.json") if p.parent.name != "solutions")
+
+
+def coverage(
+    task_dirs: Sequence[Path],
+    cache_roots: Iterable[Path] = (),
+    desktop: DesktopKind = DesktopKind.EMBEDDED,
+) -> CoverageReport:
+    """Assesses every task file under ``task_dirs`` (``examples/<domain>/<id>.json``) for ``desktop``."""
     roots = tuple(cache_roots)
     cache = FileCache(roots) if roots else None
-    files = sorted(p for d in task_dirs for p in Path(d).rglob("*.json") if p.parent.name != "solutions")
-    return CoverageReport([assess(p, cache) for p in files])
+    files = task_files(task_dirs)
+    return CoverageReport([assess(p, cache, desktop) for p in files], desktop, corpus_version(files))
