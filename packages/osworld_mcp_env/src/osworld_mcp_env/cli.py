@@ -5,9 +5,12 @@ Examples::
     osworld-mcp tasks --coverage --examples OSWorld/evaluation_examples/examples
     osworld-mcp tasks --coverage --cache ~/osworld-cache        # counts cached downloads as present
     osworld-mcp tasks --coverage --list unsupported              # one line per task, with its reason
+    osworld-mcp tasks --coverage --desktop osworld-image         # on OSWorld's Ubuntu.qcow2 (libvirt)
+    osworld-mcp tasks fetch --cache ~/osworld-cache [DOMAIN|TASK_ID ...] [--dry-run]   # fills the cache
 
 Environment variables are read here only: ``OSWORLD_EXAMPLES`` is the default of
-``--examples``, ``OSWORLD_CACHE`` (``:``-separated) of ``--cache``.
+``--examples``, ``OSWORLD_CACHE`` (``:``-separated) of ``--cache``; ``tasks fetch`` also
+reads ``HF_ENDPOINT`` and ``HF_TOKEN`` (see :mod:`osworld_mcp_env.tasks.fetch.cli`).
 """
 
 from __future__ import annotations
@@ -19,33 +22,49 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from osworld_mcp_env import validate
-from osworld_mcp_env.tasks.coverage import coverage
+from osworld_mcp_env.tasks.coverage import STATUSES, DesktopKind, coverage
+from osworld_mcp_env.tasks.fetch import cli as fetch_cli
+
+
+def _source_options(default: object) -> argparse.ArgumentParser:
+    """``--examples`` and ``--cache``; ``fetch`` gets them with SUPPRESS, so values given before it stay."""
+    p = argparse.ArgumentParser(add_help=False)
+    p.add_argument(
+        "--examples",
+        type=Path,
+        action="append",
+        default=default,
+        help="Task folder(s) (examples/<domain>/<id>.json); default $OSWORLD_EXAMPLES.",
+    )
+    p.add_argument(
+        "--cache",
+        type=Path,
+        action="append",
+        default=default,
+        help="File-cache root(s) of download/cloud_file urls (fetch writes to the first); "
+        "default $OSWORLD_CACHE.",
+    )
+    return p
 
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="osworld-mcp", description=__doc__.splitlines()[0])
     sub = p.add_subparsers(dest="command", required=True)
-    tasks = sub.add_parser("tasks", help="Inspect OSWorld task files.")
-    tasks.add_argument("--coverage", action="store_true", required=True, help="Print the coverage table.")
-    tasks.add_argument(
-        "--examples",
-        type=Path,
-        action="append",
-        default=None,
-        help="Task folder(s) (examples/<domain>/<id>.json); default $OSWORLD_EXAMPLES.",
-    )
-    tasks.add_argument(
-        "--cache",
-        type=Path,
-        action="append",
-        default=None,
-        help="File-cache root(s) for download/cloud_file urls; default $OSWORLD_CACHE.",
-    )
+    tasks = sub.add_parser("tasks", parents=[_source_options(None)], help="Inspect OSWorld task files.")
+    tasks.add_argument("--coverage", action="store_true", help="Print the coverage table.")
     tasks.add_argument(
         "--list",
-        choices=["all", "runnable offline", "needs file cache", "unsupported"],
+        choices=["all", *STATUSES],
         help="Also list the tasks with that status, one per line.",
     )
+    tasks.add_argument(
+        "--desktop",
+        type=DesktopKind,
+        choices=list(DesktopKind),
+        default=DesktopKind.EMBEDDED,
+        help="Whose verdicts: the embedded desktop (default) or OSWorld's Ubuntu.qcow2 on libvirt.",
+    )
+    fetch_cli.add_parser(tasks.add_subparsers(dest="action"), _source_options(argparse.SUPPRESS))
     validate.add_parser(sub)
     return p
 
@@ -65,7 +84,12 @@ def main(argv: Sequence[str] | None = None, environ: dict[str, str] | None = Non
         print(f"osworld-mcp: not a folder: {', '.join(missing)}", file=sys.stderr)
         return 2
     caches = args.cache or [Path(p) for p in env.get("OSWORLD_CACHE", "").split(":") if p]
-    report = coverage(examples, caches)
+    if args.action == "fetch":
+        return fetch_cli.main(args, examples, caches, env)
+    if not args.coverage:
+        print("osworld-mcp: tasks needs --coverage or a subcommand (fetch).", file=sys.stderr)
+        return 2
+    report = coverage(examples, caches, args.desktop)
     print(report.table())
     if args.list:
         print()

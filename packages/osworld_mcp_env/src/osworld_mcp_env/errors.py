@@ -75,6 +75,10 @@ class SetupStepError(TaskError):
     """A setup step of a task failed (for example a file missing from the cache)."""
 
 
+class FetchError(OSWorldMCPError):
+    """A cache file could not be fetched (HTTP error, timeout, short body, size limit, checksum)."""
+
+
 class EvaluationError(OSWorldMCPError):
     """An evaluator could not run; reports keep this apart from a score of 0."""
 
