@@ -2,7 +2,7 @@ import math
 
 import pytest
 import torch
-from grpo_trainer.loss import clipped_surrogate, k3_kl, policy_loss
+from grpo_trainer.loss import clipped_surrogate, k3_kl, logprob_gap, policy_loss, truncated_is_weights
 
 
 def test_k3_hand_computed_and_zero_when_equal():
@@ -45,3 +45,38 @@ def test_masked_tokens_do_not_change_the_loss_or_gradient():
     loss, _ = policy_loss(lp, torch.tensor([[-0.4, -0.1]]), torch.ones(1, 2), torch.tensor([[1.0, 0.0]]))
     loss.backward()
     assert lp.grad[0, 1].item() == 0.0 and lp.grad[0, 0].item() != 0.0
+
+
+def test_truncated_is_weights_cap_the_ratio_and_zero_padding():
+    train = torch.tensor([[math.log(0.5), math.log(0.9), 0.0]])
+    engine = torch.tensor([[math.log(0.25), math.log(0.9), math.log(0.1)]])
+    mask = torch.tensor([[1.0, 1.0, 0.0]])
+    # ratios 2.0, 1.0 and (padding) 10: capped at 1.5, kept, zeroed
+    assert truncated_is_weights(train, engine, mask, cap=1.5)[0].tolist() == pytest.approx([1.5, 1.0, 0.0])
+
+
+def test_token_weights_scale_the_surrogate_only():
+    lp = torch.tensor([[math.log(0.5), math.log(0.5)]])
+    old = torch.tensor([[math.log(0.5), math.log(0.25)]])
+    adv = torch.tensor([[1.0, 1.0]])
+    mask = torch.ones(1, 2)
+    weights = torch.tensor([[0.5, 2.0]])
+    loss, metrics = policy_loss(lp, old, adv, mask, clip_eps=0.2, kl_beta=0.1, token_weights=weights)
+    # surrogates: r=1 -> -1 * 0.5; r=2 clipped to 1.2 -> -1.2 * 2.0; KL (unweighted): 0 and 0.5 - ln 0.5 - 1
+    pg = (-0.5 - 2.4) / 2
+    kl = (0.0 + (0.5 + math.log(2) - 1)) / 2
+    assert loss.item() == pytest.approx(pg + 0.1 * kl)
+    assert metrics["train/pg_loss"] == pytest.approx(pg)
+
+
+def test_logprob_gap_hand_computed_over_the_mask():
+    train = torch.tensor([[-1.0, -2.0, -5.0]])
+    engine = torch.tensor([[-1.5, -1.0, 0.0]])
+    gap = logprob_gap(train, engine, torch.tensor([[1.0, 1.0, 0.0]]))
+    # differences train - engine: 0.5, -1.0 (the padded -5 is not counted)
+    assert gap["offpolicy/logprob_diff_mean"] == pytest.approx(0.75)
+    assert gap["offpolicy/logprob_diff_max"] == pytest.approx(1.0)
+    assert gap["offpolicy/ratio_mean"] == pytest.approx((math.exp(0.5) + math.exp(-1.0)) / 2)
+    assert (gap["offpolicy/ratio_min"], gap["offpolicy/ratio_max"]) == pytest.approx(
+        (math.exp(-1.0), math.exp(0.5))
+    )

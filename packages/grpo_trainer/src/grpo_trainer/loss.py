@@ -4,6 +4,12 @@ All functions are pure tensor maps over ``(B, L)`` response tokens with a ``(B, 
 mask (1 on response tokens). The KL anchor is the policy that generated the
 samples (``old_logprobs``), as in the study, not a frozen initial model: it bounds
 how far the several updates on one rollout batch may move.
+
+When another engine sampled the tokens (vLLM), its log-probabilities differ from the
+trainer's for the same weights (kernels, precision): :func:`logprob_gap` measures that
+gap and :func:`truncated_is_weights` is the truncated importance-sampling correction
+(TRL's ``vllm_importance_sampling_cap``, verl's TIS) that reweights each token's
+surrogate by ``min(exp(logp_train_old - logp_engine), cap)``.
 """
 
 from __future__ import annotations
@@ -41,8 +47,9 @@ def policy_loss(
     mask: torch.Tensor,
     clip_eps: float = 0.2,
     kl_beta: float = 0.02,
+    token_weights: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, dict[str, float]]:
-    """Token-mean of surrogate + ``kl_beta`` * k3 KL over the masked tokens.
+    """Token-mean of surrogate (times ``token_weights``) + ``kl_beta`` * k3 KL over the masked tokens.
 
     Args:
         logprobs: ``(B, L)`` current log-probabilities of the response tokens.
@@ -51,6 +58,9 @@ def policy_loss(
         mask: ``(B, L)`` 1.0 on response tokens, 0.0 on padding.
         clip_eps: The clip range epsilon.
         kl_beta: The KL weight.
+        token_weights: ``(B, L)`` weights of each token's surrogate, no gradient (the
+            :func:`truncated_is_weights` correction); ``None``: 1. The KL term is not weighted,
+            as in TRL and verl.
 
     Returns:
         The scalar loss and metrics ``train/pg_loss``, ``train/kl``, ``train/clip_frac``,
@@ -58,6 +68,8 @@ def policy_loss(
         ``train/ratio_max`` over the masked tokens (1 without any).
     """
     surrogate, clipped = clipped_surrogate(logprobs, old_logprobs, advantages, clip_eps)
+    if token_weights is not None:
+        surrogate = surrogate * token_weights.detach()
     kl = k3_kl(logprobs, old_logprobs)
     tokens = mask.sum().clamp(min=1.0)
     pg = (surrogate * mask).sum() / tokens
@@ -76,3 +88,43 @@ def policy_loss(
         "train/ratio_max": float(ratio.max()),
     }
     return loss, metrics
+
+
+def truncated_is_weights(
+    train_logprobs: torch.Tensor, engine_logprobs: torch.Tensor, mask: torch.Tensor, cap: float
+) -> torch.Tensor:
+    """``(B, L)`` truncated importance weights ``min(exp(train - engine), cap)``, 0 off the mask.
+
+    Args:
+        train_logprobs: ``(B, L)`` the trainer's log-probs of the sampled tokens under the
+            rollout-time weights (before this batch's first update).
+        engine_logprobs: ``(B, L)`` the log-probs the sampling engine reported for them.
+        mask: ``(B, L)`` 1.0 on response tokens.
+        cap: The truncation (TRL's default ``vllm_importance_sampling_cap`` is 2.0).
+    """
+    ratio = torch.exp(train_logprobs.detach() - engine_logprobs)
+    return torch.clamp(ratio, max=cap) * mask
+
+
+def logprob_gap(
+    train_logprobs: torch.Tensor, engine_logprobs: torch.Tensor, mask: torch.Tensor
+) -> dict[str, float]:
+    """How far the engine's sampled-token log-probs are from the trainer's, over the masked tokens.
+
+    Returns:
+        ``offpolicy/logprob_diff_mean`` and ``_max`` (absolute differences) and the importance
+        ratio ``exp(train - engine)``'s ``offpolicy/ratio_mean``, ``_min``, ``_max``
+        (all 0, resp. 1, without tokens).
+    """
+    keep = mask > 0
+    diff = (train_logprobs.detach() - engine_logprobs)[keep]
+    if diff.numel() == 0:
+        diff = torch.zeros(1)
+    ratio = torch.exp(diff)
+    return {
+        "offpolicy/logprob_diff_mean": float(diff.abs().mean()),
+        "offpolicy/logprob_diff_max": float(diff.abs().max()),
+        "offpolicy/ratio_mean": float(ratio.mean()),
+        "offpolicy/ratio_min": float(ratio.min()),
+        "offpolicy/ratio_max": float(ratio.max()),
+    }
