@@ -116,10 +116,15 @@ def end_functions() -> list[dict[str, Any]]:
 
 
 RESPONSE_FORMAT_HEADING = "# Response format"
+END_RULE = "When the task is finished or cannot be done, call computer_use with action=terminate."
+END_FUNCTIONS_RULE = (
+    "When the task is finished or cannot be done, call terminate (or answer, with the answer asked for)."
+)
+"""The end rule for a GUI tool without terminate: the end actions are functions (:func:`end_functions`)."""
 NATIVE_RESPONSE_FORMAT = (
     f"{RESPONSE_FORMAT_HEADING}\n\n"
     "Every step, say in one short sentence what you do next, then make exactly one tool call. "
-    "When the task is finished or cannot be done, call terminate (or answer, with the answer asked for)."
+    + END_FUNCTIONS_RULE
 )
 
 
@@ -163,9 +168,22 @@ def render_tools_block(functions: Sequence[Mapping[str, Any]]) -> str:
     return "<tools>\n" + "\n".join(lines) + "\n</tools>"
 
 
-def system_prompt(tools: Sequence[ToolSpec], config: PromptConfig = PromptConfig()) -> str:
-    """Builds the system message: preamble, ``<tools>`` (``computer_use`` first), format rules."""
-    functions = [computer_use_function(config.resolution)] + [tool.to_function() for tool in tools]
+def system_prompt(
+    tools: Sequence[ToolSpec],
+    config: PromptConfig = PromptConfig(),
+    *,
+    functions: Sequence[Mapping[str, Any]] | None = None,
+    gui_tool: str = GUI_TOOL_NAME,
+    end_rule: str = END_RULE,
+) -> str:
+    """Builds the system message: preamble, ``<tools>`` (``computer_use`` first), format rules.
+
+    A family trained on another GUI tool (a provider's ``computer``) passes its own
+    ``functions`` to list, the name of its GUI tool for the MCP preference hint, and how a
+    task ends with it (:data:`END_FUNCTIONS_RULE`).
+    """
+    if functions is None:
+        functions = [computer_use_function(config.resolution)] + [tool.to_function() for tool in tools]
     listing = (
         "Function signatures, one per line:\n" + render_tools_block(functions)
         if config.tools_block
@@ -175,15 +193,14 @@ def system_prompt(tools: Sequence[ToolSpec], config: PromptConfig = PromptConfig
     if tools and config.tool_preference_hint:
         parts.append(
             "When one of the listed MCP tools does what the current step needs, call it by name rather "
-            "than driving the GUI with computer_use; use computer_use when no listed tool fits."
+            f"than driving the GUI with {gui_tool}; use {gui_tool} when no listed tool fits."
         )
     parts.append(
         f"{RESPONSE_FORMAT_HEADING}\n\n"
         "Every step, answer in this order:\n"
         "1) Action: one short imperative sentence saying what you do next.\n"
         f"2) {config.call_format}\n"
-        "Emit exactly one <tool_call> and nothing after it. "
-        "When the task is finished or cannot be done, call computer_use with action=terminate."
+        "Emit exactly one <tool_call> and nothing after it. " + end_rule
     )
     return "\n\n".join(parts)
 

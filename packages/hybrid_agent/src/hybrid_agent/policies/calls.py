@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import re
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from hybrid_agent.messages import Message
@@ -97,20 +97,34 @@ def take_result(content: Any) -> tuple[str, Any]:
     return NO_RESULT, content
 
 
-def map_content_calls(text: str, names: NameMap) -> str:
-    """Renames wire names in ``<tool_call>`` blocks a server without a tool parser left in the text."""
+def map_calls(text: str, rewrite: Callable[[dict[str, Any]], dict[str, Any] | None]) -> str:
+    """Rewrites each ``<tool_call>`` JSON object of ``text`` (``rewrite`` returns ``None`` to keep one).
 
-    def rename(match: re.Match[str]) -> str:
+    A block that is not a JSON object stays as written, for the parser to report.
+    """
+
+    def one(match: re.Match[str]) -> str:
         try:
             call = json.loads(match.group(1))
         except json.JSONDecodeError:
-            return match.group(0)  # the parser reports it
-        if not isinstance(call, dict) or call.get("name") not in names.from_wire:
             return match.group(0)
-        call["name"] = names.original(call["name"])
-        return f"<tool_call>\n{json.dumps(call, ensure_ascii=False)}\n{match.group(2)}"
+        new = rewrite(call) if isinstance(call, dict) else None
+        if new is None:
+            return match.group(0)
+        return f"<tool_call>\n{json.dumps(new, ensure_ascii=False)}\n{match.group(2)}"
 
-    return _CALL.sub(rename, text)
+    return _CALL.sub(one, text)
+
+
+def map_content_calls(text: str, names: NameMap) -> str:
+    """Renames wire names in ``<tool_call>`` blocks a server without a tool parser left in the text."""
+
+    def rename(call: dict[str, Any]) -> dict[str, Any] | None:
+        if call.get("name") not in names.from_wire:
+            return None
+        return {**call, "name": names.original(call["name"])}
+
+    return map_calls(text, rename)
 
 
 class IssuedCalls:
