@@ -49,6 +49,7 @@ class Site:
     lfs: set[str] = field(default_factory=set)  # repo paths served through /cdn/
     plain: dict[str, bytes] = field(default_factory=dict)
     cut_once: set[str] = field(default_factory=set)  # sha256s whose first GET is cut
+    wrong_etag: set[str] = field(default_factory=set)  # LFS repo paths announced with another file's sha256
     requests: list[Seen] = field(default_factory=list)
     release: threading.Event = field(default_factory=threading.Event)
     base: str = ""
@@ -113,12 +114,13 @@ class _Handler(BaseHTTPRequestHandler):
             self._reply(404, {"Content-Length": "9", "X-Error-Code": "EntryNotFound"}, b"not found")
         elif file in site.lfs:
             sha = hashlib.sha256(data).hexdigest()
+            announced = hashlib.sha256(b"other " + data).hexdigest() if file in site.wrong_etag else sha
             self._reply(
                 302,
                 {
                     "Location": f"{site.storage}/cdn/{sha}",
                     "X-Repo-Commit": COMMIT,
-                    "X-Linked-Etag": f'"{sha}"',
+                    "X-Linked-Etag": f'"{announced}"',
                     "X-Linked-Size": str(len(data)),
                     "ETag": f'"{git_blob_id(sha.encode())}"',
                     "Content-Length": "0",

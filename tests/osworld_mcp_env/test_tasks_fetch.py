@@ -130,35 +130,59 @@ def test_an_interrupted_hub_download_resumes_from_where_it_stopped(site: Site, t
 def test_failures_are_listed_with_their_reason_and_leave_nothing_behind(
     site: Site, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ):
-    """A Hub 404, a plain 404, a body shorter than its Content-Length and a silent server each fail apart."""
+    """A Hub 404, a plain 404 and a body shorter than its Content-Length each fail apart; the rest arrives."""
     site.plain = {"ok.csv": b"a,b\n1,2\n"}
     urls = [
         site.hub_url("os/t3/missing.xlsx"),
         f"{site.base}/missing/file.docx",
         f"{site.base}/truncated/short.pptx",
-        f"{site.base}/slow/never.odt",
         f"{site.base}/plain/ok.csv",
     ]
     write_task(tmp_path / "examples", "t3", urls)
     cache = tmp_path / "cache"
-    code = run_cli(
-        ["--examples", str(tmp_path / "examples"), "--cache", str(cache), "--timeout", "0.5"], site
-    )
-    site.release.set()
-    assert code == 1
-    out = capsys.readouterr().out
-    why = out.split("why:", 1)[1]
+    assert run_cli(["--examples", str(tmp_path / "examples"), "--cache", str(cache)], site) == 1
+    why = capsys.readouterr().out.split("why:", 1)[1]
     assert "missing.xlsx\n    HTTP 404" in why
     assert "file.docx\n    HTTP 404 Not Found" in why
     assert "short.pptx\n    truncated: 100 of 1000 bytes" in why
-    assert "never.odt\n    the server sent nothing for 0.5 s (0 bytes read)" in why
     # The good file is fetched and recorded with its checksum; the failed ones are nowhere.
     host = site.base.removeprefix("http://")
     assert (cache / host / "plain/ok.csv").read_bytes() == b"a,b\n1,2\n"
-    assert manifest(cache)[urls[4]]["sha256"] == hashlib.sha256(b"a,b\n1,2\n").hexdigest()
-    assert set(manifest(cache)) == {urls[4]}
-    assert not (cache / host / "truncated").exists() or not any((cache / host / "truncated").iterdir())
+    assert manifest(cache)[urls[3]]["sha256"] == hashlib.sha256(b"a,b\n1,2\n").hexdigest()
+    assert set(manifest(cache)) == {urls[3]}
+    assert not any(cache.rglob("short.pptx")) and not any(cache.rglob("missing.xlsx"))
     assert leftovers(cache) == []
+
+
+def test_a_silent_server_fails_at_the_timeout(site: Site, tmp_path: Path):
+    """The server holds its answer until the test releases it, which it does only after the fetch gave up."""
+    jobs = plan_jobs(
+        [read_task_file(write_task(tmp_path / "ex", "t10", [f"{site.base}/slow/never.odt"]))], tmp_path
+    )
+    report = fetch(jobs, tmp_path, FetchConfig(timeout_s=0.5))
+    site.release.set()
+    [result] = report.results
+    # Headers, then silence: the body read times out (on a busy machine perhaps the wait for the headers).
+    assert result.outcome == Outcome.FAILED
+    assert result.reason.startswith(("the server sent nothing for 0.5 s", "no answer within 0.5 s")), (
+        result.reason
+    )
+    assert not any(tmp_path.rglob("never.odt")) and leftovers(tmp_path) == []
+
+
+def test_a_hub_file_that_does_not_match_its_etag_is_refused(site: Site, tmp_path: Path):
+    """The Hub says one SHA-256, the storage sends other bytes: nothing is kept, nothing recorded."""
+    site.hub_files = {"gimp/t11/pic.png": b"real bytes"}
+    site.lfs = {"gimp/t11/pic.png"}
+    site.wrong_etag = {"gimp/t11/pic.png"}
+    write_task(tmp_path / "examples", "t11", [site.hub_url("gimp/t11/pic.png")])
+    cache = tmp_path / "cache"
+    jobs = plan_jobs([read_task_file(tmp_path / "examples" / "os" / "t11.json")], cache)
+    report = fetch(jobs, cache, FetchConfig(hf_endpoint=site.base))
+    [result] = report.results
+    assert result.outcome == Outcome.FAILED and result.reason.startswith("checksum mismatch: sha256 ")
+    assert not (cache / "gimp/t11/pic.png").exists()
+    assert not (cache / MANIFEST_NAME).exists()
 
 
 def test_the_size_limit_refuses_a_larger_body(site: Site, tmp_path: Path):
