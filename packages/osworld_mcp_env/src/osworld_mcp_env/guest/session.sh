@@ -36,6 +36,14 @@ export GDK_RENDERING=image
 user_home=$HOME
 export HOME=/root  # the infrastructure never reads or writes the user's home by accident
 
+if [ -n "${OSWORLD_NET_RELAY:-}" ]; then
+  # Internet mode: the sandbox's one way out, a relay from its loopback to the host proxy's
+  # socket (osworld_mcp_env.network). Started first, so its start overlaps X's; the guest
+  # server (and so any process of the user, who could take its port) waits for it below.
+  rm -f "$OSWORLD_CTL/relay.ready"
+  "${no_caps[@]}" "$OSWORLD_PYTHON" -m osworld_mcp_env.guest.proxy_relay --port "$OSWORLD_NET_RELAY" \
+    --socket "$OSWORLD_CTL/net-proxy.sock" --ready "$OSWORLD_CTL/relay.ready" 2>"$log/relay.log" &
+fi
 fbdir=()
 # With a frame directory bound in, Xvfb keeps its screen there and the host reads it directly.
 [ -d /run/fb ] && fbdir=(-fbdir /run/fb)
@@ -51,18 +59,13 @@ wait_for_socket "/tmp/.X11-unix/X${DISPLAY#:}" 1000
   "/bin/sh $(dirname "$0")/terminal-hotkey.sh" 2>"$log/openbox-config.log" || exit 1
 openbox_rc="$OSWORLD_CTL/openbox-rc.xml"
 "${no_caps[@]}" openbox --sm-disable --config-file "$openbox_rc" 2>"$log/openbox.log" &
-if [ -n "${OSWORLD_NET_RELAY:-}" ]; then
-  # Internet mode: the sandbox's one way out, a relay from its loopback to the host proxy's
-  # socket (osworld_mcp_env.network); up before any process of the user can take its port.
-  rm -f "$OSWORLD_CTL/relay.ready"
-  "${no_caps[@]}" "$OSWORLD_PYTHON" -m osworld_mcp_env.guest.proxy_relay --port "$OSWORLD_NET_RELAY" \
-    --socket "$OSWORLD_CTL/net-proxy.sock" --ready "$OSWORLD_CTL/relay.ready" 2>"$log/relay.log" &
-  for ((i = 0; i < 1000; i++)); do [ -e "$OSWORLD_CTL/relay.ready" ] && break; sleep 0.01; done
-  [ -e "$OSWORLD_CTL/relay.ready" ] || { echo "session: the network relay did not start" >&2; exit 1; }
-fi
 if [ "${OSWORLD_MCP:-0}" = 1 ]; then
   HOME=$user_home "$OSWORLD_PYTHON" -m osworld_mcp_env.mcp_servers.cli all --uds "$OSWORLD_CTL/mcp.sock" \
     --desktop-uid "${OSWORLD_DESKTOP_UID:-1000}" 2>"$log/mcp.log" &
+fi
+if [ -n "${OSWORLD_NET_RELAY:-}" ]; then
+  for ((i = 0; i < 1000; i++)); do [ -e "$OSWORLD_CTL/relay.ready" ] && break; sleep 0.01; done
+  [ -e "$OSWORLD_CTL/relay.ready" ] || { echo "session: the network relay did not start" >&2; exit 1; }
 fi
 HOME=$user_home "$OSWORLD_PYTHON" -m osworld_mcp_env.guest.server --unix "$OSWORLD_CTL/guest.sock" \
   2>"$log/guest.log" &
