@@ -17,10 +17,12 @@ import openpyxl
 import pytest
 from hub_server import COMMIT, Site, serve
 from osworld_mcp_env.cli import main
+from osworld_mcp_env.errors import FetchError
 from osworld_mcp_env.tasks.cache import FileCache
 from osworld_mcp_env.tasks.coverage import NEEDS_CACHE, RUNNABLE_WITH_CACHE, assess
 from osworld_mcp_env.tasks.fetch import MANIFEST_NAME, FetchConfig, Outcome, fetch, plan_jobs
 from osworld_mcp_env.tasks.fetch.hub import parse_hub_url
+from osworld_mcp_env.tasks.fetch.run import cache_lock
 from osworld_mcp_env.tasks.loader import read_task_file
 from task_data import OSWORLD_EXAMPLES, needs_osworld_data
 
@@ -247,6 +249,17 @@ def test_a_url_whose_path_climbs_out_of_the_cache_is_refused(tmp_path: Path):
     report = fetch(jobs, tmp_path / "c", FetchConfig())
     assert report.results[0].outcome == Outcome.FAILED and "leaves the cache" in report.results[0].reason
     assert not (tmp_path / "escaped.txt").exists()
+
+
+def test_a_second_fetch_into_the_same_cache_is_refused_and_a_damaged_manifest_named(tmp_path: Path):
+    jobs = plan_jobs(
+        [read_task_file(write_task(tmp_path / "ex", "t12", ["http://127.0.0.1:9/a.txt"]))], tmp_path
+    )
+    with cache_lock(tmp_path), pytest.raises(FetchError, match="another fetch is writing to"):
+        fetch(jobs, tmp_path, FetchConfig())
+    (tmp_path / MANIFEST_NAME).write_text("{not json")
+    with pytest.raises(FetchError, match=r"is not a fetch manifest .*move it away"):
+        fetch(jobs, tmp_path, FetchConfig())
 
 
 def test_only_huggingface_resolve_urls_go_to_the_hub():

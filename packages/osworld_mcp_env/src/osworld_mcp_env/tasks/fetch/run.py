@@ -80,12 +80,15 @@ class FileResult:
 
 
 def _human(size: int) -> str:
+    """Bytes in decimal units: ``512 B``, ``1.5 MB``."""
+    if size < 1000:
+        return f"{size} B"
     value = float(size)
-    for unit in ("B", "KB", "MB", "GB"):
-        if value < 1000 or unit == "GB":
-            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+    for unit in ("KB", "MB"):
         value /= 1000
-    raise AssertionError("unreachable")
+        if value < 1000:
+            return f"{value:.1f} {unit}"
+    return f"{value / 1000:.1f} GB"
 
 
 @dataclass
