@@ -13,6 +13,7 @@ from osworld_mcp_env.tasks.coverage import (
     NEEDS_CACHE,
     RUNNABLE,
     RUNNABLE_WITH_CACHE,
+    RUNNABLE_WITH_INTERNET,
     STATUSES,
     DesktopKind,
     assess,
@@ -147,3 +148,30 @@ def test_the_report_names_the_corpus_revision(tmp_path: Path):
     other = corpus_version(task_files([changed]))
     assert other.files == 369 and other.statement is None and other.fingerprint != version.fingerprint
     assert "unknown revision" in " ".join(other.line().split())
+
+
+def test_a_website_task_counts_as_runnable_with_internet_once_all_else_is_in_place(tmp_path: Path):
+    path = write_task(tmp_path / "examples" / "chrome", "t8")
+    task = json.loads(path.read_text())
+    task["config"].append(
+        {"type": "chrome_open_tabs", "parameters": {"urls_to_open": ["https://example.com"]}}
+    )
+    path.write_text(json.dumps(task))
+    offline = assess(path)
+    assert offline.reason == "website on the internet (chrome_open_tabs)" and not offline.with_internet
+    cache = tmp_path / "cache"
+    (cache / "t8").mkdir(parents=True)
+    (cache / "t8" / osworld_cache_name("https://x.invalid/a.xlsx", "a.xlsx")).write_bytes(b"x")
+    report = coverage([tmp_path / "examples"], [cache])
+    assert report.items[0].status == "unsupported" and report.items[0].with_internet
+    lines = report.table().splitlines()
+    assert next(line for line in lines if line.startswith("domain")).endswith(RUNNABLE_WITH_INTERNET)
+    assert next(line for line in lines if line.startswith("chrome")).split()[-2:] == ["1", "1"]
+    # An online account or an unimplemented name stays unsupported with internet too.
+    task["config"].append({"type": "googledrive", "parameters": {}})
+    path.write_text(json.dumps(task))
+    assert not coverage([tmp_path / "examples"], [cache]).items[0].with_internet
+    task["config"].pop()
+    task["evaluator"]["func"] = "no_such_metric"
+    path.write_text(json.dumps(task))
+    assert not coverage([tmp_path / "examples"], [cache]).items[0].with_internet

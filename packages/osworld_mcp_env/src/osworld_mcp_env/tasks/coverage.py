@@ -20,6 +20,10 @@ backend (the default), or OSWorld's own ``Ubuntu.qcow2`` on the libvirt backend
 (``guest_api="osworld"``), which ships VS Code and the programs the embedded desktop
 lacks, so neither reason applies there. The report also states which revision of
 OSWorld's task files it read (:mod:`~osworld_mcp_env.tasks.corpus`).
+
+The ``runnable with internet`` column counts the unsupported tasks that a desktop
+with ``network="internet"`` (:mod:`osworld_mcp_env.network`) runs: a website is
+their only reason, every name is implemented and every cache file is present.
 """
 
 from __future__ import annotations
@@ -43,6 +47,7 @@ from osworld_mcp_env.tasks.setup import HISTORY_EMPTY_URL
 RUNNABLE = "runnable offline"
 RUNNABLE_WITH_CACHE = "runnable with a cache"
 NEEDS_CACHE = "needs file cache"
+RUNNABLE_WITH_INTERNET = "runnable with internet"  # a column, not a status: of the unsupported
 UNSUPPORTED = "unsupported"
 STATUSES = (RUNNABLE, RUNNABLE_WITH_CACHE, NEEDS_CACHE, UNSUPPORTED)
 
@@ -75,6 +80,8 @@ class TaskCoverage:
         status: One of :data:`STATUSES`.
         reason: Why it is unsupported (a short category, e.g. ``"unknown metric 'x'"``).
         detail: The full message (every unknown name, every missing file).
+        with_internet: Unsupported only for a website: runnable on a desktop with
+            ``network="internet"`` (names implemented, cache files present).
     """
 
     path: Path
@@ -83,6 +90,7 @@ class TaskCoverage:
     status: str
     reason: str = ""
     detail: str = ""
+    with_internet: bool = False
 
 
 def _getters(task: Task) -> set[str]:
@@ -96,12 +104,15 @@ def _app_reason(task: Task) -> str:
     return ""
 
 
-def _internet_reason(task: Task) -> str:
+def _internet_reason(task: Task, *, web: bool = False) -> str:
+    """What of the internet the task needs ("" when nothing); ``web``: the desktop reaches websites."""
     steps = (*task.config, *task.evaluator.postconfig)
     types = {s.type for s in steps}
     getters = _getters(task)
     if types & {"googledrive", "login"} or "googledrive_file" in getters:
         return "Google Drive / online account"
+    if web:
+        return ""
     for step in steps:
         if step.type == "chrome_open_tabs":
             urls = step.parameters.get("urls_to_open", [])
@@ -202,6 +213,17 @@ def _cache_misses(task: Task, cache: FileCache | None) -> list[str]:
     return missing
 
 
+def _reason(task: Task, desktop: DesktopKind, *, web: bool = False) -> str:
+    """The first reason ``task`` cannot run on ``desktop`` ("" when none); ``web``: it has internet."""
+    embedded = desktop == DesktopKind.EMBEDDED
+    return (
+        (embedded and _app_reason(task))
+        or _internet_reason(task, web=web)
+        or (embedded and _desktop_reason(task))
+        or _metric_reason(task)
+    )
+
+
 def assess(
     path: Path, cache: FileCache | None = None, desktop: DesktopKind = DesktopKind.EMBEDDED
 ) -> TaskCoverage:
@@ -211,15 +233,10 @@ def assess(
         task = read_task_file(path, strict=False)
     except (TaskError, json.JSONDecodeError) as exc:
         return TaskCoverage(path, domain, False, UNSUPPORTED, "does not load", str(exc))
-    embedded = desktop == DesktopKind.EMBEDDED
-    reason = (
-        (embedded and _app_reason(task))
-        or _internet_reason(task)
-        or (embedded and _desktop_reason(task))
-        or _metric_reason(task)
-    )
+    reason = _reason(task, desktop)
     if reason:
-        return TaskCoverage(path, domain, True, UNSUPPORTED, reason)
+        online = not (_reason(task, desktop, web=True) or task.unsupported or _cache_misses(task, cache))
+        return TaskCoverage(path, domain, True, UNSUPPORTED, reason, with_internet=online)
     if task.unsupported:
         return TaskCoverage(
             path, domain, True, UNSUPPORTED, _name_reason(task.unsupported[0]), "\n".join(task.unsupported)
@@ -261,7 +278,7 @@ class CoverageReport:
         """The corpus and the desktop, the per-domain table, then the unsupported reasons by count."""
         header = (
             f"{'domain':<22}{'tasks':>6}{'loads':>7}{RUNNABLE:>18}{RUNNABLE_WITH_CACHE:>23}"
-            f"{'needs cache':>13}{UNSUPPORTED:>13}"
+            f"{'needs cache':>13}{UNSUPPORTED:>13}{RUNNABLE_WITH_INTERNET:>24}"
         )
         lines = [self.corpus.line()] if self.corpus else []
         lines += [f"desktop: {self.desktop.description}", "", header, "-" * len(header)]
@@ -271,6 +288,7 @@ class CoverageReport:
             lines.append(
                 f"{domain:<22}{len(items):>6}{sum(i.loads for i in items):>7}{count[RUNNABLE]:>18}"
                 f"{count[RUNNABLE_WITH_CACHE]:>23}{count[NEEDS_CACHE]:>13}{count[UNSUPPORTED]:>13}"
+                f"{sum(i.with_internet for i in items):>24}"
             )
         lines += ["", "unsupported, by first reason:"]
         lines += [f"{n:>5}  {reason}" for reason, n in self.reasons().most_common()]
