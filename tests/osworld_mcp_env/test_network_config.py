@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
+from osworld_mcp_env.backends import make_desktop
 from osworld_mcp_env.env import EnvConfig
+from osworld_mcp_env.errors import DesktopStartError
 from osworld_mcp_env.network import RELAY_PORT, NetworkConfig, NetworkMode
 from osworld_mcp_env.network.config import Address, upstream_parts
 
@@ -76,7 +79,10 @@ def test_the_config_round_trips_through_the_proxy_processes_json():
     config = NetworkConfig(
         mode=NetworkMode.INTERNET, allow=("*.example.com",), hosts={"a.test": "127.0.0.1:1"}, proxy_url=None
     )
-    import json
-
     fields = json.loads(config.to_json())
     assert NetworkConfig(**{**fields, "allow": tuple(fields["allow"])}) == config
+
+
+def test_the_libvirt_backend_refuses_internet_mode_with_the_fix():
+    with pytest.raises(DesktopStartError, match="network='internet' is the local backend's"):
+        make_desktop("libvirt", screen_width=640, screen_height=480, network=NetworkConfig(mode="internet"))

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from osworld_mcp_env.backends.base import Desktop, ExecResult, GuiResult, ScreenCapture, WindowInfo
+from osworld_mcp_env.errors import DesktopStartError
 from osworld_mcp_env.registry import Registry
 
 BackendFactory = Callable[..., Desktop]
@@ -39,7 +40,12 @@ def _local(*, screen_width: int, screen_height: int, **options: Any) -> Desktop:
     return LocalDesktop(LocalDesktopConfig(screen_width=screen_width, screen_height=screen_height, **options))
 
 
-def _libvirt(*, screen_width: int, screen_height: int, **options: Any) -> Desktop:
+def _libvirt(*, screen_width: int, screen_height: int, network: Any = None, **options: Any) -> Desktop:
+    if network is not None:  # the env passes one only for internet mode
+        raise DesktopStartError(
+            "network='internet' is the local backend's (a host proxy for its sandbox); a libvirt "
+            "VM's network is its domain's (docs/libvirt.md). Use backend='local' or drop network."
+        )
     from osworld_mcp_env.backends.libvirt import LibvirtDesktop, LibvirtDesktopConfig
 
     return LibvirtDesktop(
