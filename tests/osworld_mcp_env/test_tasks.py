@@ -306,6 +306,19 @@ def test_cache_miss_names_the_url_the_task_and_every_path(tmp_path: Path):
     assert isinstance(info.value, SetupStepError)
 
 
+def test_cache_never_looks_outside_its_roots(tmp_path: Path):
+    """A ``..`` in the url's path or the task id is not a way to read host files into the desktop."""
+    secret = tmp_path / "secret.txt"
+    secret.write_text("host file")
+    root = tmp_path / "cache" / "inner"
+    root.mkdir(parents=True)
+    url = "https://x.invalid/a/%2e%2e/%2e%2e/%2e%2e/secret.txt"
+    for path in FileCache((root,)).candidates(url, "../..", "secret.txt"):
+        assert path.resolve().is_relative_to(root.resolve()), path
+    with pytest.raises(CacheMiss):
+        FileCache((root,)).resolve(url, "../..", "secret.txt")
+
+
 def test_download_step_with_missing_file_is_a_setup_error(tmp_path: Path):
     ctx = TaskContext("abc", tmp_path / "run", TaskRunConfig(cache_roots=(tmp_path / "cache",)))
     step = SetupStep("download", {"files": [{"url": URL, "path": "/home/user/x.sh"}]})

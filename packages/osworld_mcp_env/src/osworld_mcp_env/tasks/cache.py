@@ -13,7 +13,9 @@ local directories, accepting these layouts (tried in this order, per root):
 4. Flat, url-keyed: ``<root>/<uuid5(url)>_<basename>``.
 5. Flat, by name: ``<root>/<basename>``.
 
-A miss raises with the url, the task and every path tried.
+A miss raises with the url, the task and every path tried. A candidate that would
+lie outside its root (a ``..`` in the url's path, the task id or a name) is never
+looked at: a task file cannot make the setup copy a host file into the desktop.
 """
 
 from __future__ import annotations
@@ -72,20 +74,16 @@ class FileCache:
     roots: tuple[Path, ...]
 
     def candidates(self, url: str, task_id: str, dest_name: str | None = None) -> list[Path]:
-        """Every path where ``url`` may lie, in lookup order, without duplicates."""
+        """Every path inside a root where ``url`` may lie, in lookup order, without duplicates."""
         names = [n for n in (dest_name, url_basename(url)) if n]
-        out: list[Path] = []
-        for root in self.roots:
-            for n in names:
-                out.append(root / task_id / osworld_cache_name(url, n))
-            for n in names:
-                out.append(root / task_id / n)
-            out.append(root / url_mirror_path(url))
-            for n in names:
-                out.append(root / osworld_cache_name(url, n))
-            for n in names:
-                out.append(root / n)
-        return list(dict.fromkeys(out))  # first occurrence of each, in order
+        rel: list[PurePosixPath] = []
+        rel += [PurePosixPath(task_id, osworld_cache_name(url, n)) for n in names]
+        rel += [PurePosixPath(task_id, n) for n in names]
+        rel.append(url_mirror_path(url))
+        rel += [PurePosixPath(osworld_cache_name(url, n)) for n in names]
+        rel += [PurePosixPath(n) for n in names]
+        inside = [r for r in rel if r.parts and ".." not in r.parts and not r.is_absolute()]
+        return list(dict.fromkeys(root / r for root in self.roots for r in inside))  # first of each, in order
 
     def resolve(self, url: str, task_id: str, dest_name: str | None = None) -> Path:
         """Returns the cached file for ``url``.
