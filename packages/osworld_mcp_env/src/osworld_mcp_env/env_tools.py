@@ -6,7 +6,11 @@ namespaces; an app without tools gets an explicit empty list, never every tool.
 
 Every wait here (the tool host's socket appearing, listing a namespace) is bounded
 by the step's :func:`~osworld_mcp_env.deadline.deadline` scope, so a tool host that
-is stopped or gone costs a step its own deadline, not 20 s more.
+is stopped or gone costs a step its own deadline, not 20 s more. The socket is
+waited for only until it first appears: once seen, a missing socket was removed
+(a tmp cleaner on a long run) and will not come back, so a call fails at once
+(``desktop_error``) and the next reset replaces the tool host (the guest refuses
+its fast reset, :meth:`~osworld_mcp_env.guest.state.Guest.unhealthy_core`).
 """
 
 from __future__ import annotations
@@ -42,6 +46,7 @@ class ToolCatalog:
         self._client = MCPToolClient(socket_path)
         self._schemas: dict[str, list[ToolSchema]] = {}
         self._read_only: dict[str, bool] = {}
+        self._socket_seen = False  # once it was there, a missing socket is gone for good
 
     def serves(self, socket_path: str | None, desktop: Desktop) -> bool:
         """True while this client still talks to ``desktop``'s current tool host."""
@@ -49,12 +54,17 @@ class ToolCatalog:
 
     def _wait_for_socket(self) -> None:
         # The tool host starts beside the guest server and listens ~1 s later.
+        if self._socket_seen:
+            if not os.path.exists(self.socket_path):
+                raise DesktopError(f"The MCP tool host's socket {self.socket_path} was removed.")
+            return
         wait = budget(SOCKET_WAIT_S)
         deadline = time.monotonic() + wait
         while not os.path.exists(self.socket_path):
             if time.monotonic() > deadline:
                 raise DesktopError(f"The MCP tool host did not open {self.socket_path} in {wait:g} s.")
             time.sleep(0.02)
+        self._socket_seen = True
 
     def namespace_tools(self, namespace: str) -> list[ToolSchema]:
         """The tool schemas of one namespace as the model sees them."""

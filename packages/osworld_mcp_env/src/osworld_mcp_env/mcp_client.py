@@ -18,7 +18,9 @@ the namespace's tools included). Its failures are values (:class:`ToolErrorCode`
 - ``timeout``: no answer in time (a hung tool, a stopped tool host);
 - ``desktop_error``: the tool host cannot be reached (socket gone, connection
   refused or dropped). The dead session is dropped and the next call connects
-  anew, so a restarted host is used again without a new client.
+  anew, so a restarted host is used again without a new client. A socket removed
+  from under a live session (a tmp cleaner on a long run) fails the call at once,
+  with nothing sent: no new connection could reach the host any more.
 
 A client dropped without :meth:`MCPToolClient.close` is closed when collected: its
 thread ends and its sockets close.
@@ -378,14 +380,16 @@ class _HostLink:
 
     async def _session(self, namespace: str) -> ClientSession:
         link = self.sessions.get(namespace)
+        if not os.path.exists(self.socket_path):  # one stat; also under a live session
+            if link is not None:
+                self._drop(namespace)
+            raise HostUnavailable(
+                f"The tool host's socket {self.socket_path} does not exist.", dispatched=False
+            )
         if link is not None:
             if not link.holder.done():
                 return link.session
             self._drop(namespace)
-        if not os.path.exists(self.socket_path):
-            raise HostUnavailable(
-                f"The tool host's socket {self.socket_path} does not exist.", dispatched=False
-            )
         if namespace not in await self._served():
             raise _UnknownNamespace(f"no tool server for {namespace!r}; served: {sorted(self.served or ())}")
         ready: asyncio.Future[ClientSession] = self.loop.create_future()

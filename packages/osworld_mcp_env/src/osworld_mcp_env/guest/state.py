@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import shlex
@@ -87,14 +88,22 @@ class Guest:
         return result
 
     def unhealthy_core(self) -> list[str]:
-        """Core processes (children of the session script) that are stopped or dead."""
+        """Core processes (children of the session script) that are stopped, dead or unreachable.
+
+        Unreachable: a process that listens on a Unix socket whose file was removed (a
+        tmp cleaner on a long run): it lives, but no client can connect to it again.
+        """
         session = os.getppid()
+        listening = _listening_unix_sockets()
         bad = []
         for pid in _pids():
             if _parent(pid) == session and pid != os.getpid():
                 state = _state(pid)
                 if state in ("T", "t", "Z", "X"):
                     bad.append(f"{_comm(pid)} ({pid}) is in state {state}")
+                for path in sorted({listening[i] for i in _socket_inodes(pid) if i in listening}):
+                    if not os.path.lexists(path):
+                        bad.append(f"{_comm(pid)} ({pid}) listens on {path}, which was removed")
         return bad
 
     def wait_for_window(self, needle: str, timeout: float) -> dict[str, Any] | None:
@@ -127,6 +136,39 @@ def _state(pid: int) -> str:
             return f.read().rsplit(")", 1)[1].split()[0]
     except (OSError, IndexError):
         return "X"
+
+
+# /proc/net/unix's flag of a listening socket (__SO_ACCEPTCON).
+_ACCEPTING = 0x10000
+
+
+def _listening_unix_sockets() -> dict[str, str]:
+    """Inode -> path of every listening Unix socket bound to a file path (abstract names left out)."""
+    try:
+        with open("/proc/net/unix") as f:
+            lines = f.read().splitlines()[1:]
+    except OSError:
+        return {}
+    sockets = {}
+    for line in lines:
+        fields = line.split(None, 7)  # Num RefCount Protocol Flags Type St Inode Path
+        if len(fields) == 8 and int(fields[3], 16) & _ACCEPTING and fields[7].startswith("/"):
+            sockets[fields[6]] = fields[7]
+    return sockets
+
+
+def _socket_inodes(pid: int) -> set[str]:
+    """Inodes of the sockets ``pid`` holds open (empty when it is gone or unreadable)."""
+    inodes = set()
+    try:
+        for fd in os.listdir(f"/proc/{pid}/fd"):
+            with contextlib.suppress(OSError):
+                target = os.readlink(f"/proc/{pid}/fd/{fd}")
+                if target.startswith("socket:["):
+                    inodes.add(target[8:-1])
+    except OSError:
+        pass
+    return inodes
 
 
 def _comm(pid: int) -> str:
