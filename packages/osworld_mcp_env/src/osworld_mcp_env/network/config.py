@@ -135,7 +135,7 @@ class NetworkConfig:
         if isinstance(value, NetworkConfig):
             return value
         if isinstance(value, str):
-            return cls(mode=NetworkMode.LOOPBACK if value == "" else value)  # type: ignore[arg-type]
+            return cls(mode=value)  # type: ignore[arg-type]  # __post_init__ checks the name
         if isinstance(value, Mapping):
             known = set(cls.__dataclass_fields__)
             unknown = sorted(set(value) - known)
