@@ -122,3 +122,67 @@ def test_gradient_checkpointing_gives_the_same_loss_and_gradients(lora):
     assert all(g is not None and g.abs().sum() > 0 for g in grads_ckpt.values())
     for name, grad in grads.items():
         assert torch.allclose(grads_ckpt[name], grad, rtol=1e-5, atol=1e-7), name
+
+
+DS_LORA = """
+import sys
+from pathlib import Path
+import gymnasium as gym, torch
+import grpo_trainer
+from grpo_trainer.cli import build_policy
+from grpo_trainer.engine import Trainer
+from grpo_trainer.vector import make_group_env
+from tiny_vlm import saved_tiny_vlm
+from update_setup import LORA, logits, signed_updates, vlm_config
+
+root, phase = Path(sys.argv[1]), sys.argv[2]
+base = saved_tiny_vlm(root / "base")  # the same seeded weights in both phases
+config = vlm_config(policy=base, backend="deepspeed", lora=LORA, gradient_checkpointing=True)
+policy = build_policy(config)
+venv = make_group_env(lambda: gym.make(config.env_id, max_steps=2), 2)
+trainer = Trainer(config, policy, venv, root / "run")
+if phase == "train":
+    batch = signed_updates(trainer, updates=2)
+    trainer.step += 1
+    trainer.save()
+    torch.save(policy._inputs(batch["prompts"][:2]), root / "inputs.pt")
+inputs = torch.load(root / "inputs.pt", weights_only=False)
+with trainer.backend.generation():  # every ZeRO-3 partition gathered
+    named = dict(policy.module.named_parameters())
+    weights = {n: p.detach().clone() for n, p in named.items()}
+    trainable = sorted(n for n, p in named.items() if p.requires_grad)
+    out = logits(policy.module.eval(), inputs)
+result = {"step": trainer.step, "weights": weights, "trainable": trainable, "logits": out}
+torch.save(result, root / f"{phase}.pt")
+venv.close()
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(1800)
+def test_lora_with_checkpointing_under_zero3_trains_the_adapters_resumes_and_exports(tmp_path):
+    from ds_launch import one_rank
+    from grpo_trainer.export import export_hf
+    from hybrid_agent.policies import PolicyOptions, make_policy
+    from tiny_vlm import register_processor
+    from update_setup import logits
+
+    for phase in ("train", "resume"):
+        done = one_rank(DS_LORA, [str(tmp_path), phase], timeout=900)
+        assert done.returncode == 0, done.stderr[-3000:]
+    trained, resumed = (torch.load(tmp_path / f"{p}.pt", weights_only=False) for p in ("train", "resume"))
+    assert (trained["step"], resumed["step"]) == (1, 1)
+    adapters = trained["trainable"]
+    assert adapters and all(".lora_" in n for n in adapters)
+    for name, weight in trained["weights"].items():
+        # The resumed run has the trained adapters exactly and the untouched base (read from hf:BASE).
+        assert torch.equal(resumed["weights"][name], weight), name
+        if ".lora_B." in name:
+            assert weight.abs().sum() > 0  # B starts at 0: the updates moved it
+    assert torch.equal(trained["logits"], resumed["logits"])
+    assert resumed["weights"].keys() == trained["weights"].keys()
+    register_processor()
+    out = export_hf(tmp_path / "run", tmp_path / "merged", merge_lora=True, dtype="float32")
+    agent = make_policy(f"hf:{out}", PolicyOptions(extra={"device": "cpu", "dtype": "float32"}))
+    inputs = torch.load(tmp_path / "inputs.pt", weights_only=False)
+    assert torch.allclose(logits(agent.model, inputs), trained["logits"], atol=1e-5)

@@ -24,14 +24,18 @@ def tiny_vlm_policy(max_new_tokens: int = 12) -> HFTrainablePolicy:
     return HFTrainablePolicy(tiny_model(processor).train(), processor, max_new_tokens)
 
 
-def saved_tiny_vlm(folder: Path) -> str:
-    """Saves a fresh tiny Qwen3-VL and its processor to ``folder``; returns the ``hf:`` spec.
+def register_processor() -> None:
+    """Lets ``AutoProcessor`` (what ``hf:PATH`` loads with) load the saved test processor.
 
-    ``AutoProcessor`` (what ``hf:PATH`` loads with) resolves the saved processor class by
-    name; the image-only test processor is registered for it here, since the real
-    ``Qwen3VLProcessor`` needs torchvision, which this environment lacks.
+    It resolves a saved processor's class by name; the real ``Qwen3VLProcessor`` needs
+    torchvision, which this environment lacks, so the image-only one is registered instead.
     """
     AutoProcessor.register(Qwen3VLConfig, tiny_qwen.ImageOnlyQwen3VLProcessor, exist_ok=True)
+
+
+def saved_tiny_vlm(folder: Path) -> str:
+    """Saves a fresh tiny Qwen3-VL and its processor to ``folder``; returns the ``hf:`` spec."""
+    register_processor()
     policy = tiny_vlm_policy()
     policy.module.save_pretrained(folder)
     policy.processor.save_pretrained(folder)

@@ -1,4 +1,7 @@
-"""``grpo-train --config FILE`` (``--list-tasks``, ``--profile-tasks``) and ``grpo-train --print-defaults``.
+"""``grpo-train --config FILE`` (``--list-tasks``, ``--profile-tasks``), ``grpo-train --print-defaults``.
+
+``grpo-train export --checkpoint DIR --out DIR [--merge-lora]`` writes a checkpoint as a
+Hugging Face directory (:mod:`grpo_trainer.export`).
 
 One process per rank under DeepSpeed's launcher (``deepspeed --num_gpus N --module
 grpo_trainer.cli --config FILE``; see :mod:`grpo_trainer.backend_deepspeed` for
@@ -55,6 +58,11 @@ def build_policy(config: GRPOConfig) -> TrainablePolicy:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Runs training from a config file, resuming from its output_dir when a checkpoint is there."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["export"]:
+        from grpo_trainer.export import main as export_main
+
+        return export_main(argv[1:])
     parser = argparse.ArgumentParser(prog="grpo-train", description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--config", help="TOML or YAML run config")
     parser.add_argument("--print-defaults", action="store_true", help="print every key with its default")
@@ -127,16 +135,21 @@ def _list_tasks(config: GRPOConfig, steps: int) -> int:
 
 
 def _profile(config: GRPOConfig, venv: Any, out: str) -> int:
-    """``--profile-tasks``: one group per task from the starting policy, the verdicts written to ``out``."""
+    """``--profile-tasks``: one group per task from the starting policy, the verdicts written to ``out``.
+
+    The tasks are the config's entries resolved as training resolves them (suite specs,
+    split files, directories, task ids; a template drawn at a training seed).
+    """
     import torch
 
     from grpo_trainer.curation import profile_tasks, write_profile
     from grpo_trainer.engine import rollout_config
+    from grpo_trainer.tasks import resolve_tasks
 
     profiles = profile_tasks(
         venv,
         build_policy(config),
-        config.tasks,
+        resolve_tasks(config.tasks, config.env_id),
         rollout_config(config),
         config.reward,
         config.curation,

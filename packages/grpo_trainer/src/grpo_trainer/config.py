@@ -1,7 +1,7 @@
 """The run configuration: one dataclass per component, Table 6 defaults, TOML/YAML in and out.
 
 A config file has one table per section (``[agent]``, ``[model]``, ``[rollout]``, ``[reward]``,
-``[advantage]``, ``[optim]``, ``[engine]``, ``[checkpoint]``, ``[probe]``, ``[curation]``) plus
+``[advantage]``, ``[optim]``, ``[loss]``, ``[engine]``, ``[checkpoint]``, ``[probe]``, ``[curation]``) plus
 top-level ``policy``, ``env_id``, ``tasks``;
 unknown keys raise with the closest known name.
 """
@@ -108,6 +108,11 @@ class RolloutSettings:
     ``max_new_tokens`` and ``max_prompt_tokens`` are the study's budgets of an ``hf:`` policy's
     model call: a longer reply is cut off (it executes nothing); a longer prompt is not
     sampled at all and its step, recorded with an empty response, trains nothing.
+
+    ``engine`` names the rollout engine (:mod:`grpo_trainer.engines`): ``hf`` samples with the
+    trained model's own ``generate`` in this process; ``vllm`` samples with a colocated vLLM
+    engine (GPU, the ``vllm`` package) that sleeps during updates and gets the weights after
+    each; ``engine_options`` are its keyword arguments (``gpu_memory_utilization`` ...).
     """
 
     group_size: int = 8
@@ -116,6 +121,8 @@ class RolloutSettings:
     executor: str = "sync"
     max_new_tokens: int = 8192
     max_prompt_tokens: int = 16384
+    engine: str = "hf"
+    engine_options: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.group_size < 2 or self.tasks_per_step < 1:
@@ -138,6 +145,11 @@ class OptimSettings:
     order) into N near-equal mini-batches, one optimizer update each, so every sample is seen
     once per pass and a step makes ``updates_per_batch * N`` updates (what the LR schedule
     and ``[engine] max_staleness`` count).
+
+    ``micro_batch_tokens = N`` sizes the micro-batches of an update by tokens instead of
+    ``[engine] micro_batch_size`` samples: samples sorted by length share a micro-batch while
+    its padded size (rows x longest prompt + response) stays within N
+    (:func:`grpo_trainer.packing.token_micro_batches`); 0 leaves it to ``micro_batch_size``.
     """
 
     lr: float = 5e-6
@@ -151,8 +163,11 @@ class OptimSettings:
     clip_eps: float = 0.2
     kl_beta: float = 0.02
     total_steps: int = 100
+    micro_batch_tokens: int = 0
 
     def __post_init__(self) -> None:
+        if self.micro_batch_tokens < 0:
+            raise ConfigError(f"micro_batch_tokens must be >= 0 (0: off), got {self.micro_batch_tokens}.")
         if self.schedule not in ("cosine", "constant"):
             raise ConfigError(f"schedule must be 'cosine' or 'constant', got {self.schedule!r}.")
         if self.lr <= 0 or self.updates_per_batch < 1 or self.minibatches < 1 or self.total_steps < 1:
@@ -162,6 +177,26 @@ class OptimSettings:
     def updates_per_step(self) -> int:
         """Optimizer updates one training step makes: passes times mini-batches."""
         return self.updates_per_batch * self.minibatches
+
+
+@dataclass(frozen=True)
+class LossSettings:
+    """Corrections of the policy loss.
+
+    ``tis_cap`` turns on truncated importance sampling for rollouts sampled by another
+    engine (TRL's ``vllm_importance_sampling_cap``, verl's TIS): before the batch's first
+    update the trainer scores the sampled tokens itself, uses those log-probs as the old
+    policy (ratio and KL anchor), and weights each token's surrogate by
+    ``min(exp(logp_train_old - logp_engine), tis_cap)``. Unset: no weighting, the engine's
+    log-probs are the old policy. The gap between the two is logged either way when the
+    engine is not ``hf`` (``offpolicy/*``).
+    """
+
+    tis_cap: float | None = field(default=None, metadata={"example": 2.0, "unset": "no correction"})
+
+    def __post_init__(self) -> None:
+        if self.tis_cap is not None and self.tis_cap <= 0:
+            raise ConfigError(f"tis_cap must be > 0 (TRL's default is 2.0), got {self.tis_cap}.")
 
 
 @dataclass(frozen=True)
@@ -212,6 +247,7 @@ _SECTIONS = {
     "reward": RewardConfig,
     "advantage": AdvantageConfig,
     "optim": OptimSettings,
+    "loss": LossSettings,
     "engine": EngineSettings,
     "checkpoint": CheckpointSettings,
     "probe": ProbeSettings,
@@ -242,6 +278,7 @@ class GRPOConfig:
     reward: RewardConfig = field(default_factory=RewardConfig)
     advantage: AdvantageConfig = field(default_factory=AdvantageConfig)
     optim: OptimSettings = field(default_factory=OptimSettings)
+    loss: LossSettings = field(default_factory=LossSettings)
     engine: EngineSettings = field(default_factory=EngineSettings)
     checkpoint: CheckpointSettings = field(default_factory=CheckpointSettings)
     probe: ProbeSettings = field(default_factory=ProbeSettings)
@@ -253,6 +290,16 @@ class GRPOConfig:
                 "[agent] parse_retries must be 0 for training: every reply is a sample the update sees, "
                 "and a re-sample would hide the malformed one from it; got "
                 f"{self.agent.parse_retries}."
+            )
+        if self.rollout.engine == "vllm" and self.engine.mode == "async":
+            raise ConfigError(
+                "[rollout] engine = 'vllm' is colocated: it sleeps while the trainer updates, so it "
+                "runs with [engine] mode = 'sync'; use engine = 'hf' for async mode."
+            )
+        if self.optim.micro_batch_tokens and self.engine.micro_batch_size:
+            raise ConfigError(
+                "Set one of [optim] micro_batch_tokens and [engine] micro_batch_size, got "
+                f"{self.optim.micro_batch_tokens} and {self.engine.micro_batch_size}."
             )
 
     def to_dict(self) -> dict[str, Any]:
@@ -330,7 +377,9 @@ def to_toml(config: GRPOConfig) -> str:
 
 
 def _asdict(value: Any) -> Any:
-    return dataclasses.asdict(value) if dataclasses.is_dataclass(value) else value
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.asdict(value)
+    return value
 
 
 def _toml_value(value: Any) -> str:
