@@ -115,3 +115,21 @@ def test_a_translated_action_parses_as_a_call():
 
     parsed = parse_response(call_block("computer_use", from_anthropic({"action": "key", "text": "Return"})))
     assert isinstance(parsed, ParsedAction) and parsed.call.arguments == {"action": "key", "keys": ["Return"]}
+
+
+def test_issued_calls_replay_in_order_and_forget_the_oldest_episodes():
+    from hybrid_agent.policies.base import PolicyRequest
+    from hybrid_agent.policies.calls import IssuedCalls, call_block
+    from hybrid_agent.trajectory import Call
+
+    issued = IssuedCalls(max_episodes=2)
+    wait = Call("computer_use", {"action": "wait", "time": 1})
+    for step, items in enumerate(["first", "second"]):
+        issued.add(PolicyRequest([], (), "a", 0, step), wait, items)
+    turn = {"role": "assistant", "content": "Action: wait.\n" + call_block(wait.name, dict(wait.arguments))}
+    later = PolicyRequest([], (), "a", 0, 2)
+    assert issued.replay(later, [turn, {"role": "user", "content": []}, turn]) == ["first", None, "second"]
+    assert issued.replay(PolicyRequest([], (), "a", 0, 0), [turn]) == [None]  # a new episode
+    issued.add(PolicyRequest([], (), "b", 0, 0), wait, "b")
+    issued.add(PolicyRequest([], (), "c", 0, 0), wait, "c")
+    assert issued.replay(later, [turn]) == [None]  # "a" was the oldest of three

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import re
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -138,17 +139,26 @@ class IssuedCalls:
     resumed run, another policy's history) is sent as plain assistant text.
     """
 
-    def __init__(self) -> None:
-        """Starts with no episodes."""
-        self._episodes: dict[tuple[str, int], list[tuple[str, Any]]] = {}
+    def __init__(self, max_episodes: int = 256) -> None:
+        """Starts with no episodes; keeps the ``max_episodes`` most recently answered ones.
+
+        Episodes run a few at a time (one per env), so the bound only drops finished
+        ones and keeps a long suite from holding every answer it ever got.
+        """
+        self.max_episodes = max_episodes
+        self._episodes: OrderedDict[tuple[str, int], list[tuple[str, Any]]] = OrderedDict()
         self._lock = threading.Lock()
 
     def add(self, request: PolicyRequest, call: Call, items: Any) -> None:
         """Records the provider items behind ``call``, the answer to ``request``."""
+        key = (request.task_id, request.run)
         with self._lock:
             if request.step == 0:  # a new episode (or a rerun) of this task and run
-                self._episodes.pop((request.task_id, request.run), None)
-            self._episodes.setdefault((request.task_id, request.run), []).append((call.to_json(), items))
+                self._episodes.pop(key, None)
+            self._episodes.setdefault(key, []).append((call.to_json(), items))
+            self._episodes.move_to_end(key)
+            while len(self._episodes) > self.max_episodes:
+                self._episodes.popitem(last=False)
 
     def replay(self, request: PolicyRequest, messages: Sequence[Message]) -> list[Any | None]:
         """For each message: the recorded items of its call (assistant turns found), else ``None``."""
