@@ -14,6 +14,7 @@ check (``engine.replay_check``) compares it with the stored ids.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,6 +22,7 @@ import gymnasium as gym
 from hybrid_agent.agent_loop import NO_OP_ACTION, AgentConfig, AgentEpisode, AgentLoop
 from hybrid_agent.context import ContextConfig, build_context
 from hybrid_agent.messages import Message
+from hybrid_agent.policies.base import Generation, PolicyRequest
 from hybrid_agent.retention import RetentionPlan
 from osworld_mcp_env.tasks.templates import task_labels
 
@@ -88,6 +90,7 @@ def collect_group(
     generator: Any,
     policy_version: int = 0,
     reset_options: dict[str, Any] | None = None,
+    generate: Callable[[Sequence[PolicyRequest]], list[Generation]] | None = None,
 ) -> list[Episode]:
     """Runs the G envs of ``venv`` on ``task`` from one seed until every episode ended.
 
@@ -103,12 +106,16 @@ def collect_group(
         policy_version: The version of a plain ``policy``'s weights (for staleness).
         reset_options: Extra reset options (a per-group crash for tests; ``labels`` adds to or
             replaces the task's own labels, :func:`osworld_mcp_env.tasks.templates.task_labels`).
+        generate: Answers the live members' requests; by default one batched call of the policy.
+            Continuous batching (:mod:`grpo_trainer.continuous`) passes its dispatcher, which
+            batches them with other envs' pending requests.
 
     Returns:
         G episodes; a crashed one has ``crash`` set and no score.
     """
     rollout = policy if isinstance(policy, VersionedPolicy) else VersionedPolicy(policy, policy_version)
     agent = AgentPolicy(rollout, "rollout", config.temperature, generator)
+    answer = generate if generate is not None else agent.generate
     loop = AgentLoop(config.agent, agent)
     n = venv.num_envs
     # One seed per member: Sync/AsyncVectorEnv take a list, the base class types only an int.
@@ -128,7 +135,7 @@ def collect_group(
     while any(active):
         live = [i for i in range(n) if active[i]]
         turns = {i: loop.observe(states[i]) for i in live}
-        generations = dict(zip(live, agent.generate([turns[i].request for i in live]), strict=True))
+        generations = dict(zip(live, answer([turns[i].request for i in live]), strict=True))
         decisions = {i: loop.decide(turns[i], generations[i]) for i in live}
         actions = [NO_OP_ACTION] * n
         for i in live:

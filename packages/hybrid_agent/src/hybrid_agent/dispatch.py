@@ -93,6 +93,15 @@ class PolicyDispatcher:
         assert slot.answer is not None
         return slot.answer
 
+    def wait_pending(self, count: int, timeout: float) -> bool:
+        """Blocks until ``count`` requests wait for the next batch; ``False`` when ``timeout`` s passed first.
+
+        For tests and benchmarks that check what a batch holds: they wait on the queue, not on a
+        guessed time.
+        """
+        with self._cond:
+            return self._cond.wait_for(lambda: len(self._waiting) >= count, timeout)
+
     def _ready(self) -> bool:
         return bool(self._waiting) and (not self.lockstep or len(self._waiting) >= self._members)
 

@@ -1,0 +1,161 @@
+"""Continuous batching over many desktops: every episode is its own task on the rollout engine.
+
+Group rollouts (:func:`grpo_trainer.rollout.collect_group`) step G envs in lockstep: each
+model call waits for the slowest member's screen, and the next group starts only when the
+whole group has ended. Here each env runs on its own thread, one episode after another:
+it takes the next :class:`RolloutJob` (a task, a group, a member, the group's seed) the
+moment its episode ends, and asks for one reply at a time. The replies come from one
+:class:`~hybrid_agent.dispatch.PolicyDispatcher` (the agent harness's, the one evaluation
+uses): whoever asks while the engine is generating joins the next batch, which holds
+exactly the requests pending when it starts. No env waits for a group to finish, and a
+GPU engine always gets every request there is.
+
+The episodes of a group still share one task and one seed (the same start state); they
+are regrouped by group id when all jobs are done. Which requests share a batch depends on
+thread timing, so continuous rollouts are not bitwise reproducible (group rollouts are).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import gymnasium as gym
+from hybrid_agent.dispatch import PolicyDispatcher
+from hybrid_agent.policies.base import Generation, Policy, PolicyRequest
+
+from grpo_trainer.episode import Episode
+from grpo_trainer.policy import AgentPolicy, TrainablePolicy, VersionedPolicy
+from grpo_trainer.rollout import RolloutConfig, collect_group
+from grpo_trainer.vector import make_group_env
+
+__all__ = ["ContinuousRollouts", "RolloutJob", "group_jobs"]
+
+
+@dataclass(frozen=True)
+class RolloutJob:
+    """One episode to roll out.
+
+    Attributes:
+        task: The task id or config (``options["task"]``).
+        group: The group it belongs to (its G episodes share task and seed).
+        member: Its index in the group.
+        seed: The group's start state.
+        reset_options: More reset options (labels, faults).
+    """
+
+    task: Any
+    group: int
+    member: int
+    seed: int
+    reset_options: dict[str, Any] = field(default_factory=dict)
+
+
+def group_jobs(
+    task: Any, group: int, seed: int, group_size: int, reset_options: dict[str, Any] | None = None
+) -> list[RolloutJob]:
+    """The ``group_size`` jobs of one group, members in order."""
+    return [RolloutJob(task, group, m, seed, dict(reset_options or {})) for m in range(group_size)]
+
+
+class ContinuousRollouts:
+    """Envs that each roll out job after job, their model calls batched by one dispatcher.
+
+    Attributes:
+        agent: The policy the dispatcher batches for (the rollout policy behind
+            ``hybrid_agent``'s interface).
+        dispatcher: The dispatcher of the :meth:`collect` in progress (``None`` before the first).
+    """
+
+    def __init__(
+        self,
+        env_fns: Sequence[Callable[[], gym.Env]],
+        policy: VersionedPolicy | TrainablePolicy,
+        config: RolloutConfig,
+        generator: Any,
+    ) -> None:
+        """One single-member group env per factory (an env exception becomes that episode's crash).
+
+        Args:
+            env_fns: One factory per desktop.
+            policy: The rollout policy (a :class:`VersionedPolicy` stamps weight versions).
+            config: Rollout settings (``group_size`` is the jobs', not the envs').
+            generator: The ``torch.Generator`` the policy samples with (one batch at a time).
+        """
+        self.policy = policy if isinstance(policy, VersionedPolicy) else VersionedPolicy(policy)
+        self.config = config
+        self.envs = [make_group_env(fn, 1) for fn in env_fns]
+        self.agent: Policy = AgentPolicy(self.policy, "rollout", config.temperature, generator)
+        self.generator = generator
+        self.dispatcher: PolicyDispatcher | None = None
+
+    def collect(self, jobs: Sequence[RolloutJob]) -> list[list[Episode]]:
+        """Rolls out every job; returns the groups in group order, members in order.
+
+        Raises:
+            GRPOError: A model call gave no answer (the first error of any env thread).
+        """
+        pending = deque(jobs)
+        lock = threading.Lock()
+        done: list[tuple[RolloutJob, Episode]] = []
+        failures: list[BaseException] = []
+        dispatcher = self.dispatcher = PolicyDispatcher(self.agent, len(self.envs))
+
+        def take() -> RolloutJob | None:
+            with lock:
+                return pending.popleft() if pending and not failures else None
+
+        def work(venv: gym.vector.VectorEnv) -> None:
+            try:
+                while (job := take()) is not None:
+                    episode = self._episode(venv, job, dispatcher)
+                    with lock:
+                        done.append((job, episode))
+            except BaseException as exc:  # re-raised by collect once every thread stopped
+                with lock:
+                    failures.append(exc)
+            finally:
+                dispatcher.leave()
+
+        threads = [
+            threading.Thread(target=work, args=(venv,), name=f"rollout-env{i}")
+            for i, venv in enumerate(self.envs)
+        ]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        if failures:
+            raise failures[0]
+        groups: dict[int, list[tuple[int, Episode]]] = {}
+        for job, episode in done:
+            groups.setdefault(job.group, []).append((job.member, episode))
+        return [[e for _, e in sorted(groups[g], key=lambda pair: pair[0])] for g in sorted(groups)]
+
+    def _episode(self, venv: gym.vector.VectorEnv, job: RolloutJob, dispatcher: PolicyDispatcher) -> Episode:
+        """One episode of ``job`` on ``venv``, its model calls answered through ``dispatcher``."""
+
+        def answer(requests: Sequence[PolicyRequest]) -> list[Generation]:
+            return [dispatcher.generate(request) for request in requests]
+
+        (episode,) = collect_group(
+            venv,
+            self.policy,
+            job.task,
+            seed=job.seed,
+            group=job.group,
+            config=self.config,
+            generator=self.generator,
+            reset_options=job.reset_options,
+            generate=answer,
+        )
+        episode.member = job.member
+        return episode
+
+    def close(self) -> None:
+        """Closes every env."""
+        for venv in self.envs:
+            venv.close()
