@@ -42,18 +42,26 @@ def render_bytes(messages: Sequence[Message]) -> list[int]:
     return out
 
 
-class _Trie:
-    def __init__(self, choices: Sequence[str]) -> None:
+class PrefixTree:
+    """Token sequences as a tree: which tokens may follow a prefix so that some sequence continues.
+
+    :class:`TinyPolicy` restricts each response byte with it; :class:`grpo_trainer.menu_policy.MenuPolicy`
+    restricts each response of a multi-turn plan.
+    """
+
+    def __init__(self, sequences: Sequence[Sequence[int]]) -> None:
+        """Builds the tree of ``sequences``."""
         self.root: dict[int, dict] = {}
-        for choice in choices:
+        for sequence in sequences:
             node = self.root
-            for byte in [*choice.encode(), STOP]:
-                node = node.setdefault(byte, {})
+            for token in sequence:
+                node = node.setdefault(token, {})
 
     def allowed(self, prefix: Sequence[int]) -> list[int]:
+        """The tokens that continue ``prefix`` (sorted); ``KeyError`` when no sequence starts with it."""
         node = self.root
-        for byte in prefix:
-            node = node[byte]
+        for token in prefix:
+            node = node[token]
         return sorted(node)
 
 
@@ -66,7 +74,7 @@ class TinyPolicy(nn.Module):
         torch.manual_seed(seed)
         self.choices = list(choices)
         self.context_bytes = context_bytes
-        self.trie = _Trie(self.choices)
+        self.trie = PrefixTree([[*choice.encode(), STOP] for choice in self.choices])
         self._masks: dict[tuple[int, ...], torch.Tensor] = {}
         self.embed = nn.Embedding(VOCAB, 32)
         self.rnn = nn.GRU(32, hidden, batch_first=True)
