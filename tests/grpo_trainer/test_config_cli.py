@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 from grpo_trainer.cli import main
-from grpo_trainer.config import GRPOConfig, load_config, to_toml
+from grpo_trainer.config import GRPOConfig, LoraSettings, load_config, to_toml
 from grpo_trainer.errors import ConfigError
 
 ROOT = Path(__file__).parents[2]
@@ -79,3 +79,18 @@ def test_profile_tasks_writes_the_verdicts_without_training(tmp_path, capsys):
     assert profile["kept"] == [t["task"] for t in profile["tasks"] if 0 < t["successes"] < t["scored"]]
     assert "tasks kept" in capsys.readouterr().out
     assert not (tmp_path / "run" / "checkpoints").exists()  # nothing trained
+
+
+def test_model_section_reads_a_lora_table_with_defaults_and_round_trips(tmp_path):
+    path = tmp_path / "c.toml"
+    path.write_text('policy = "hf:/m"\n[model]\nlora = { r = 8, target_modules = ["q_proj"] }\n')
+    config = load_config(path)
+    assert config.model.lora == LoraSettings(r=8, target_modules=("q_proj",))  # alpha, dropout: defaults
+    assert config.model.checkpointing(config.policy)  # unset: on for an hf: checkpoint
+    path.write_text(to_toml(config))
+    assert load_config(path) == config
+    path.write_text("[model]\nlora = { alpah = 8 }\n")
+    with pytest.raises(ConfigError, match="Did you mean 'alpha'"):
+        load_config(path)
+    with pytest.raises(ConfigError, match="r >= 1"):
+        LoraSettings(r=0)
