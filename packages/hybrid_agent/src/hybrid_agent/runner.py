@@ -193,8 +193,8 @@ class Runner:
 
     def _make_env(self) -> gym.Env:
         # Prepared resets are on where the host has memory for a second desktop per env.
-        kwargs = {"max_steps": self.config.max_steps, "enable_mcp": not self.config.agent.gui_only}
-        kwargs = with_prepared_resets({**kwargs, **self.config.env_kwargs}, self.config.envs)
+        own = {"max_steps": self.config.max_steps, "enable_mcp": not self.config.agent.gui_only}
+        kwargs = with_prepared_resets({**own, **self.config.env_kwargs}, self.config.envs)
         return gym.make(ENV_ID, **kwargs)
 
     # --- the run -------------------------------------------------------------------
