@@ -140,20 +140,38 @@ class UserSession:
 
     # --- a fresh episode ----------------------------------------------------
     def begin(self) -> dict[str, Any]:
-        """Kills the user's processes and gives the user fresh places, home and session bus."""
+        """Kills the user's processes and gives the user fresh places, home and session bus.
+
+        Returns how many processes died and each phase's milliseconds (``phases_ms``), which
+        ``tools/bench_env.py`` prints: the reset's cost, measured where it is spent.
+        """
+        phases: dict[str, float] = {}
+        mark = time.perf_counter()
+
+        def phase(name: str) -> None:
+            nonlocal mark
+            now = time.perf_counter()
+            phases[name] = (now - mark) * 1000
+            mark = now
+
         with self._lock:
             killed = self.kill_user_processes()
+            phase("kill")
             if self.privileged:
                 cfg = self.config
                 _mount_tmpfs(cfg.home, cfg.home_bytes, 0o700, cfg.uid)
                 _mount_tmpfs(cfg.run_dir, cfg.run_bytes, 0o700, cfg.uid)
                 _mount_tmpfs(Path("/dev/shm"), cfg.shm_bytes, 0o1777, 0)
                 _mount_tmpfs(Path("/var/tmp"), 16 * 2**20, 0o1777, 0)
+                phase("mounts")
                 _remove_user_files(Path("/tmp"), cfg.uid)
                 _remove_user_ipc(cfg.uid)
+                phase("tmp_ipc")
                 self._copy_home_template()
+                phase("home")
             self._start_bus()
-            return {"killed": killed}
+            phase("bus")
+            return {"killed": killed, "phases_ms": phases}
 
     def _copy_home_template(self) -> None:
         template = self.config.home_template
