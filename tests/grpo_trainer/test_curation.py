@@ -1,20 +1,29 @@
 """Pass-rate profiling: the band is strict, crashes are not failures, the profile is what rollouts scored."""
 
 import json
+import shutil
+from pathlib import Path
 
 import gymnasium as gym
 import pytest
 import torch
+from grpo_trainer.cli import main
 from grpo_trainer.curation import CurationConfig, in_band, pass_rate, profile_tasks, write_profile
 from grpo_trainer.episode import Episode
 from grpo_trainer.errors import ConfigError
 from grpo_trainer.rewards import RewardConfig
 from grpo_trainer.rollout import RolloutConfig
+from grpo_trainer.tasks import resolve_tasks
 from grpo_trainer.tiny import TinyPolicy
 from grpo_trainer.toy_menu import MENU
 from grpo_trainer.vector import make_group_env
+from osworld_mcp_env.tasks import BUNDLED_TASK_IDS
+from osworld_mcp_env.tasks.bundled.export import seeded_root
+from osworld_mcp_env.tasks.templates import TRAIN_SEEDS, parse_instance_id
 
 BAND = CurationConfig()  # the study's (0.1, 0.9)
+TOY = "grpo_trainer:ToolOrGui-v0"
+BUNDLED_DIR = Path(__file__).parents[2] / "packages/osworld_mcp_env/src/osworld_mcp_env/tasks/bundled"
 
 
 def _episodes(scores):
@@ -61,14 +70,14 @@ def test_tasks_that_teach_nothing_are_dropped():
 
 
 def test_profiling_rolls_out_a_group_per_task_and_writes_the_kept_ids(tmp_path):
-    venv = make_group_env(lambda: gym.make("grpo_trainer:ToolOrGui-v0"), 8)
+    venv = make_group_env(lambda: gym.make(TOY), 8)
     rollout = RolloutConfig(group_size=8)
 
     def profile(seed):
         return profile_tasks(
             venv,
             TinyPolicy(MENU, seed=0),
-            ["toy", "toy", "toy"],
+            resolve_tasks(["toy", "toy", "toy"], TOY),
             rollout,
             RewardConfig(max_steps=6),
             BAND,
@@ -88,3 +97,42 @@ def test_profiling_rolls_out_a_group_per_task_and_writes_the_kept_ids(tmp_path):
     assert document["kept"] == [p.task for p in first if p.kept]
     assert [t["pass_rate"] for t in document["tasks"]] == [p.pass_rate for p in first]
     assert not list(tmp_path.glob("*.partial"))
+
+
+def test_profile_tasks_resolves_suite_specs_as_training_does(tmp_path):
+    """``--profile-tasks`` takes what ``tasks`` takes: suites, split files, directories, task ids.
+
+    The toy env stands in for the desktop (it ignores which task it is reset to); the profile
+    says which task each group was reset to, so the resolution is what is checked.
+    """
+    split = tmp_path / "split.json"
+    split.write_text(json.dumps({"libreoffice_calc": ["calc-column-sum@7"]}))
+    folder = tmp_path / "tasks"
+    folder.mkdir()
+    shutil.copy(BUNDLED_DIR / "os-create-file.json", folder)
+    config = tmp_path / "c.toml"
+    config.write_text(
+        f'policy = "tiny"\ntasks = ["bundled", "seeded:test", "{split}", "{folder}"]\n'
+        # One step per episode: the resolution is under test, not the rollouts.
+        "env_kwargs = {max_steps = 1}\n[rollout]\ngroup_size = 2\n[reward]\nmax_steps = 1\n"
+        "[curation]\nlow = 0.0\nhigh = 1.0\n"
+        f'[engine]\nbackend = "torch"\noutput_dir = "{tmp_path / "run"}"\n'
+    )
+    out = tmp_path / "profile.json"
+    assert main(["--config", str(config), "--profile-tasks", str(out)]) == 0
+    rows = json.loads(out.read_text())["tasks"]
+    held_out = [tid for ids in json.loads((seeded_root() / "test.json").read_text()).values() for tid in ids]
+    bundled, seeded, pinned, files = (
+        rows[:3],
+        rows[3 : 3 + len(held_out)],
+        rows[3 + len(held_out)],
+        rows[4 + len(held_out) :],
+    )
+    assert [(r["task"], r["entry"]) for r in bundled] == [(tid, tid) for tid in BUNDLED_TASK_IDS]
+    # A template is rolled out as a fresh instance at a training seed and kept by its template id.
+    drawn = [parse_instance_id(r["task"]) for r in seeded]
+    assert [template for template, _ in drawn] == [r["entry"] for r in seeded] == held_out
+    assert all(seed in TRAIN_SEEDS for _, seed in drawn)
+    assert (pinned["task"], pinned["entry"]) == ("calc-column-sum@7", "calc-column-sum@7")  # pinned seed
+    assert [r["task"] for r in files] == [str(folder / "os-create-file.json")]
+    assert all(r["scored"] + r["crashed"] == 2 for r in rows)

@@ -11,6 +11,12 @@ a time; profiling drops the tasks once.
 Crashed episodes are not failures: they are counted apart and left out of p,
 as they are left out of the gradient. A task with no scored episode has no p
 and is not kept.
+
+The candidates are the run's ``tasks`` resolved as training resolves them
+(:func:`grpo_trainer.tasks.resolve_tasks`: suite specs, split files, directories,
+task ids), and each is rolled out as training would reset to it
+(:func:`grpo_trainer.tasks.group_task`): a seeded template as a fresh instance at a
+training seed, never at a held-out one, so curation reads nothing evaluation scores.
 """
 
 from __future__ import annotations
@@ -22,12 +28,15 @@ from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
+from hybrid_agent.suite import SuiteTask
+from osworld_mcp_env.tasks.templates import TEMPLATES
 
 from grpo_trainer.episode import Episode
 from grpo_trainer.errors import ConfigError
 from grpo_trainer.policy import TrainablePolicy
 from grpo_trainer.rewards import RewardConfig, succeeded
 from grpo_trainer.rollout import RolloutConfig, collect_group
+from grpo_trainer.tasks import group_task
 
 
 @dataclass(frozen=True)
@@ -52,7 +61,9 @@ class TaskPassRate:
     """One task's profile.
 
     Attributes:
-        task: The task id or source as given to ``reset``.
+        task: The task id or source as given to ``reset`` (a template's drawn ``TEMPLATE@SEED``).
+        entry: What a run config's ``tasks`` takes to train on it: the template id for a drawn
+            instance (training draws its own seeds), else ``task``.
         successes: Scored episodes that reached the success threshold.
         scored: Episodes that ended with a score.
         crashed: Episodes that ended in an error (not in ``scored``).
@@ -61,6 +72,7 @@ class TaskPassRate:
     """
 
     task: str
+    entry: str
     successes: int
     scored: int
     crashed: int
@@ -74,19 +86,24 @@ def in_band(pass_rate: float | None, config: CurationConfig) -> bool:
 
 
 def pass_rate(
-    task: str, episodes: Sequence[Episode], reward: RewardConfig, band: CurationConfig
+    task: str,
+    episodes: Sequence[Episode],
+    reward: RewardConfig,
+    band: CurationConfig,
+    entry: str | None = None,
 ) -> TaskPassRate:
-    """The profile of one task from its rollouts (crashes counted apart)."""
+    """The profile of one task from its rollouts (crashes counted apart); ``entry`` defaults to ``task``."""
     scored = [e for e in episodes if not e.crashed]
     successes = sum(1 for e in scored if succeeded(e, reward))  # scores may be numpy scalars
     rate = successes / len(scored) if scored else None
-    return TaskPassRate(task, successes, len(scored), len(episodes) - len(scored), rate, in_band(rate, band))
+    crashed = len(episodes) - len(scored)
+    return TaskPassRate(task, entry or task, successes, len(scored), crashed, rate, in_band(rate, band))
 
 
 def profile_tasks(
     venv: gym.vector.VectorEnv,
     policy: TrainablePolicy,
-    tasks: Sequence[Any],
+    tasks: Sequence[SuiteTask],
     rollout: RolloutConfig,
     reward: RewardConfig,
     band: CurationConfig,
@@ -98,28 +115,33 @@ def profile_tasks(
     Args:
         venv: A group env (:func:`grpo_trainer.vector.make_group_env`), G members.
         policy: The starting policy, sampled at ``rollout.temperature``.
-        tasks: Task ids or sources, as in the run config.
+        tasks: The run's tasks, resolved (:func:`grpo_trainer.tasks.resolve_tasks`).
         rollout: Rollout settings (context, coordinates, temperature).
         reward: Its ``success_threshold`` decides what a success is.
         band: The pass-rate band.
         generator: The ``torch.Generator`` the samples come from.
-        seed: Task ``i`` starts from ``seed + i``.
+        seed: Task ``i`` starts from ``seed + i``; a template's instance is the training seed
+            :func:`~grpo_trainer.tasks.group_task` draws for index ``i`` of a run seeded ``seed``.
     """
     profiles = []
     for i, task in enumerate(tasks):
-        group = collect_group(venv, policy, task, seed=seed + i, group=i, config=rollout, generator=generator)
-        profiles.append(pass_rate(str(task), group, reward, band))
+        target = group_task(tasks, i, seed)
+        entry = task.task_id if task.task_id in TEMPLATES else target
+        group = collect_group(
+            venv, policy, target, seed=seed + i, group=i, config=rollout, generator=generator
+        )
+        profiles.append(pass_rate(target, group, reward, band, entry))
     return profiles
 
 
 def write_profile(profiles: Sequence[TaskPassRate], path: str | Path) -> Path:
     """Writes the profile as JSON: every task with its numbers, and the kept ids apart.
 
-    The ``kept`` list is what a run config's ``tasks`` takes.
+    The ``kept`` list holds each kept task's ``entry``, what a run config's ``tasks`` takes.
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    document = {"tasks": [asdict(p) for p in profiles], "kept": [p.task for p in profiles if p.kept]}
+    document = {"tasks": [asdict(p) for p in profiles], "kept": [p.entry for p in profiles if p.kept]}
     partial = path.with_name(path.name + ".partial")
     partial.write_text(json.dumps(document, indent=1))
     partial.replace(path)  # never a half-written profile
