@@ -43,12 +43,14 @@ from grpo_trainer.async_rollout import RolloutWorker, oldest_version, split_stal
 from grpo_trainer.backend import Backend, make_backend
 from grpo_trainer.checkpoints import LATEST, latest_checkpoint, rotate_checkpoints
 from grpo_trainer.config import GRPOConfig
+from grpo_trainer.engines import make_engine
 from grpo_trainer.episode import Episode, StepSample
 from grpo_trainer.errors import CheckpointError, GRPOError
-from grpo_trainer.loss import policy_loss
+from grpo_trainer.loss import logprob_gap, policy_loss, truncated_is_weights
 from grpo_trainer.metrics import MetricsSink, summarize_updates
 from grpo_trainer.model_setup import prepare_policy
 from grpo_trainer.optim import minibatch_bounds
+from grpo_trainer.packing import token_micro_batches
 from grpo_trainer.policy import TrainablePolicy, VersionedPolicy
 from grpo_trainer.probes import probe_metrics, run_probe
 from grpo_trainer.rewards import RewardConfig, interface_unlabelled
@@ -124,8 +126,11 @@ class Trainer:
                 stacklevel=2,
             )
         prepare_policy(policy, config)  # [model]: checkpointing, LoRA adapters
-        # The async rollout copy is taken before a backend partitions the module (ZeRO-3).
-        self.rollout_policy = VersionedPolicy(copy.deepcopy(policy) if self.asynchronous else policy)
+        # The async rollout copy is taken before a backend partitions the module (ZeRO-3); a colocated
+        # engine (vLLM) claims its share of the GPU before the backend allocates.
+        sampling = copy.deepcopy(policy) if self.asynchronous else policy
+        self.rollout_engine = make_engine(config, sampling)
+        self.rollout_policy = VersionedPolicy(sampling, sampler=self.rollout_engine)
         _seed_everything(config.engine.seed)
         self.backend: Backend = make_backend(config, policy.module)
         # Each rank samples its own groups with its own stream; rank 0's is the one-process stream.
@@ -137,8 +142,8 @@ class Trainer:
 
     # --- one step ------------------------------------------------------------------------
     def rollout(self) -> list[list[Episode]]:
-        """This rank's groups of this step, with the full weights gathered for sampling."""
-        with self.backend.generation():
+        """This rank's groups of this step, the engine ready to sample (full weights gathered, or awake)."""
+        with self.rollout_engine.generating(self.backend):
             return self._collect(self.step)
 
     def _collect(self, step: int) -> list[list[Episode]]:
@@ -173,17 +178,20 @@ class Trainer:
             )
         return groups
 
-    def _publish(self) -> None:
+    def _publish(self) -> dict[str, float]:
         """Hands the weights after ``self.updates`` optimizer updates (their version) to the rollout policy.
 
         In sync mode it is the trained policy itself; in async mode its copy gets the
-        full weights (gathered by the backend, on every rank at the same step).
+        full weights (gathered by the backend, on every rank at the same step). A rollout
+        engine with weights of its own (vLLM) gets them too; returns its timing metrics.
         """
+        synced = self.rollout_engine.sync_weights(self.policy.module)
         if not self.asynchronous:
             self.rollout_policy.publish(self.updates)
-            return
+            return synced
         with self.backend.generation():
             self.rollout_policy.publish(self.updates, self.policy.module.state_dict())
+        return synced
 
     def _batch(self, scored: list[GroupAdvantages]) -> dict[str, Any] | None:
         """The kept samples as lists (stored prompt ids, response ids, old log-probs, advantage)."""
@@ -212,17 +220,24 @@ class Trainer:
                 "context differs from the one the policy saw."
             )
 
-    def _micro_batches(self, batch: dict[str, Any]) -> list[dict[str, Any]]:
-        """Slices of ``micro_batch_size`` samples as padded tensors (all of them when it is 0).
+    def _micro_rows(self, batch: dict[str, Any]) -> list[list[int]]:
+        """Row indices of each micro-batch: by ``[optim] micro_batch_tokens`` or ``micro_batch_size``.
 
         A sample without response tokens (a prompt over ``max_prompt_tokens``) has nothing
         to train and is left out.
         """
         keep = [i for i, response in enumerate(batch["responses"]) if response]
+        budget = self.config.optim.micro_batch_tokens
+        if budget:
+            lengths = [len(batch["prompts"][i]) + len(batch["responses"][i]) for i in keep]
+            return [[keep[j] for j in rows] for rows in token_micro_batches(lengths, budget)]
         size = self.config.engine.micro_batch_size or max(len(keep), 1)
+        return [keep[lo : lo + size] for lo in range(0, len(keep), size)]
+
+    def _micro_batches(self, batch: dict[str, Any]) -> list[dict[str, Any]]:
+        """The micro-batches of :meth:`_micro_rows` as padded tensors (all samples when unsized)."""
         out = []
-        for lo in range(0, len(keep), size):
-            rows = keep[lo : lo + size]
+        for rows in self._micro_rows(batch):
             responses = [batch["responses"][i] for i in rows]
             old = [batch["old"][i] for i in rows]
             length = max(len(r) for r in responses)
@@ -274,8 +289,13 @@ class Trainer:
                 logprobs = self.policy.logprobs(
                     mb["prompts"], mb["responses"], self.config.rollout.temperature
                 )
+            cap = self.config.loss.tis_cap
+            old, weights = mb["old"], None
+            if cap is not None:  # the trainer's own rollout-time log-probs are the old policy
+                old = mb["train_old"]
+                weights = truncated_is_weights(old, mb["old"], mb["mask"], cap)
             loss, metrics = policy_loss(
-                logprobs.float(), mb["old"], mb["advantages"], mb["mask"], optim.clip_eps, optim.kl_beta
+                logprobs.float(), old, mb["advantages"], mb["mask"], optim.clip_eps, optim.kl_beta, weights
             )
             self.backend.backward(loss * weight, last=i == rounds - 1)
             if not real:
@@ -291,6 +311,38 @@ class Trainer:
         grad_norm = self.backend.step()
         self.updates += 1
         return {**totals, "train/grad_norm": grad_norm}
+
+    def _score_old(
+        self, micros: list[list[dict[str, Any]]], filler: dict[str, Any] | None
+    ) -> dict[str, float]:
+        """The trainer's log-probs of the sampled tokens before any update (``train_old``); the gap metrics.
+
+        Run when the engine has weights of its own (vLLM) or ``[loss] tis_cap`` is set. Each
+        micro-batch (and the filler) gets ``train_old``; every rank runs as many forward
+        passes as the busiest (ZeRO-3 gathers collectively). Returns :func:`logprob_gap` of
+        the engine's log-probs against them over every kept token.
+        """
+        if self.rollout_engine.shares_weights and self.config.loss.tis_cap is None:
+            return {}
+        todo = [m for part in micros for m in part]
+        if filler is not None and all(filler is not m for m in todo):
+            todo.append(filler)
+        passes = self.backend.agree(len(todo), "max")
+        temperature = self.config.rollout.temperature
+        with torch.no_grad():
+            for i in range(passes):
+                mb = todo[i] if i < len(todo) else filler
+                assert mb is not None  # train is only set when every rank has a filler
+                with self.backend.forward():
+                    scored = self.policy.logprobs(mb["prompts"], mb["responses"], temperature)
+                mb["train_old"] = scored.float().cpu()
+        real = [m for part in micros for m in part]
+        if not real:
+            return {}
+        keep = [m["mask"] > 0 for m in real]
+        train = torch.cat([m["train_old"][k] for m, k in zip(real, keep, strict=True)])
+        engine = torch.cat([m["old"][k] for m, k in zip(real, keep, strict=True)])
+        return logprob_gap(train, engine, torch.ones_like(train))
 
     def train_step(self) -> dict[str, Any]:
         """One rollout batch and its updates; returns (and logs) this rank's metrics."""
@@ -319,12 +371,12 @@ class Trainer:
         rounds = self.backend.agree(max(map(len, micros)), "max")
         train = rounds > 0 and self.backend.agree(int(filler is not None), "min") == 1
         t2 = time.perf_counter()
+        offpolicy = self._score_old(micros, filler) if train else {}
         passes = optim.updates_per_batch if train else 0
         updates = [self._update(micro, rounds, filler) for _ in range(passes) for micro in micros]
-        if updates:
-            self._publish()
+        synced = self._publish() if updates else {}
         t3 = time.perf_counter()
-        metrics: dict[str, Any] = {**_rollout_metrics(scored, self.config.reward)}
+        metrics: dict[str, Any] = {**_rollout_metrics(scored, self.config.reward), **offpolicy, **synced}
         metrics["rollout/tasks"] = [g[0].task_id for g in groups]  # ids with template seeds; JSONL only
         metrics.update(summarize_updates(updates))
         metrics.update(

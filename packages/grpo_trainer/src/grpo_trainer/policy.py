@@ -35,6 +35,14 @@ class Sampled:
     finish_reason: str = FinishReason.STOP
 
 
+class Sampler(Protocol):
+    """Whatever answers a batch of model calls: a trainable policy itself or a rollout engine."""
+
+    def sample(self, prompts: Sequence[list[int]], temperature: float, generator: Any) -> list[Sampled]:
+        """Samples one response per prompt with ``generator`` (a ``torch.Generator``)."""
+        ...
+
+
 @runtime_checkable
 class TrainablePolicy(Protocol):
     """A policy GRPO can train.
@@ -77,9 +85,14 @@ class VersionedPolicy:
     ``old_logprobs`` belong together.
     """
 
-    def __init__(self, policy: TrainablePolicy, version: int = 0) -> None:
-        """Wraps ``policy``, whose current weights are ``version``."""
+    def __init__(self, policy: TrainablePolicy, version: int = 0, sampler: Sampler | None = None) -> None:
+        """Wraps ``policy``, whose current weights are ``version``.
+
+        ``sampler`` answers the model calls instead of ``policy`` (a rollout engine,
+        :mod:`grpo_trainer.engines`); ``policy`` still encodes the prompts and owns the module.
+        """
         self.policy = policy
+        self.sampler: Sampler = sampler if sampler is not None else policy
         self._version = version
         self._lock = threading.Lock()
 
@@ -97,7 +110,7 @@ class VersionedPolicy:
     ) -> tuple[list[Sampled], int]:
         """One model call of the wrapped policy, and the version of the weights it used."""
         with self._lock:
-            return self.policy.sample(prompts, temperature, generator), self._version
+            return self.sampler.sample(prompts, temperature, generator), self._version
 
     def publish(self, version: int, weights: Mapping[str, Any] | None = None) -> None:
         """Makes ``version`` current once the model call in progress returns.
