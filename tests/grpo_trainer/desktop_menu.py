@@ -1,10 +1,10 @@
 """Plans for :class:`~grpo_trainer.menu_policy.MenuPolicy` on a seeded one-cell Calc task of the real desktop.
 
 The task's own MCP-tool oracle (``bundled_solution(id, "tools")``: write the cell, save,
-terminate) is one plan; the others change one decision each, and the real evaluator
-scores them 0: the write with a wrong value (off by one), and either write with no save
-(the file on disk keeps its old value). Two decisions, two options each: an untrained
-policy succeeds in 1/4 of its episodes, once per ``len(menu)`` responses.
+terminate) is one plan; the other three get one or both of its two decisions wrong, and
+the real evaluator scores them 0: the write with a wrong value (off by one), and either
+write with no save (the file on disk keeps its old value). Two decisions, two options
+each: an untrained policy succeeds in 1/4 of its episodes, once per ``len(menu)`` responses.
 """
 
 from __future__ import annotations
