@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from net_support import Tripwire, UpstreamProxy, Website, ask
 from osworld_mcp_env.network import NetworkConfig, NetworkMode
+from osworld_mcp_env.network import proxy as proxy_module
 from osworld_mcp_env.network.host_proxy import HostProxy
 from osworld_mcp_env.network.policy import host_addresses
 from polling import wait_until
@@ -228,3 +229,15 @@ def test_tunnels_run_at_once(start_proxy, site):
     assert sorted(r.decode().rsplit(" ", 1)[-1].strip() for r in results) == sorted(
         f"/{i}" for i in range(16)
     )
+
+
+def test_the_log_on_the_hosts_disk_stops_at_its_cap(monkeypatch, capsys):
+    monkeypatch.setattr(proxy_module, "LOG_LINES", 3)
+    proxy = proxy_module.Proxy(NetworkConfig(mode=NetworkMode.INTERNET))
+    for i in range(10):
+        proxy._log(f"line {i}")
+    assert capsys.readouterr().err.splitlines() == [
+        "line 0",
+        "line 1",
+        "log cap of 3 lines reached; no more lines",
+    ]

@@ -35,6 +35,8 @@ from osworld_mcp_env.network.policy import Refused, Target, decide
 HEAD_LIMIT = 16 * 1024
 HEAD_TIMEOUT_S = 30.0
 # Hop-by-hop headers a proxy must not forward, plus the ones only meant for this proxy.
+# The log is on the host's disk and the desktop decides how many lines it gets: it stops here.
+LOG_LINES = 10_000
 HOP_HEADERS = {"connection", "keep-alive", "proxy-connection", "proxy-authorization", "te", "upgrade"}
 
 Streams = tuple[asyncio.StreamReader, asyncio.StreamWriter]
@@ -120,6 +122,7 @@ class Proxy:
         self.config = config
         self._slots = asyncio.Semaphore(config.max_connections)
         self._upstream = upstream_parts(config.proxy_url) if config.proxy_url else None
+        self._logged = 0
 
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         """One client connection: read its head, decide, then tunnel or forward.
@@ -148,13 +151,13 @@ class Proxy:
                 await self._answer(writer, response(400, "Bad Request", str(exc)))
                 return
             except Refused as exc:
-                _log(f"refused {request.method} {request.authority}: {exc}")
+                self._log(f"refused {request.method} {request.authority}: {exc}")
                 await self._answer(writer, response(403, "Forbidden", f"refused: {exc}"))
                 return
             except Unreachable as exc:
                 await self._answer(writer, response(502, "Bad Gateway", str(exc)))
                 return
-            _log(f"{request.method} {request.authority}")
+            self._log(f"{request.method} {request.authority}")
             if request.method == "CONNECT":
                 writer.write(b"HTTP/1.1 200 Connection established\r\n\r\n")
             else:
@@ -216,16 +219,20 @@ class Proxy:
         lines.append("Connection: close")
         return ("\r\n".join(lines) + "\r\n" + self._upstream_auth() + "\r\n").encode("latin-1")
 
+    def _log(self, line: str) -> None:
+        """One line to stderr (the host's log file), up to :data:`LOG_LINES`."""
+        self._logged += 1
+        if self._logged < LOG_LINES:
+            print(line, file=sys.stderr, flush=True)
+        elif self._logged == LOG_LINES:
+            print(f"log cap of {LOG_LINES} lines reached; no more lines", file=sys.stderr, flush=True)
+
     @staticmethod
     async def _answer(writer: asyncio.StreamWriter, data: bytes) -> None:
         with contextlib.suppress(ConnectionError, OSError):
             writer.write(data)
             await writer.drain()
         writer.close()
-
-
-def _log(line: str) -> None:
-    print(line, file=sys.stderr, flush=True)
 
 
 async def serve(config: NetworkConfig, socket_path: str) -> None:
