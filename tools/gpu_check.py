@@ -1,8 +1,8 @@
 """One prepared check of issue 30 on a lent GPU: rollout engines, weight sync, GRPO steps, memory.
 
 It builds a checkpoint with random weights (``--shape 2b``: Qwen3-VL-2B's dimensions;
-``--shape tiny``: the tests' tiny Qwen3-VL), both with the tests' in-process processor, so
-nothing is downloaded, then:
+``--shape tiny``: the tests' tiny Qwen3-VL; tools/bench_trainer.py's builder), both with the
+tests' in-process processor, so nothing is downloaded, then:
 
 1. samples the same prompts (a screenshot and an instruction) with each engine of
    ``--engines`` once and reports rollout tokens/s, and the engine's log-prob gap to the
@@ -37,66 +37,23 @@ import torch
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "hybrid_agent"))  # the tests' processor (nothing downloaded)
+sys.path.insert(0, str(ROOT / "tools"))  # bench_trainer's checkpoint builder
 
-# Qwen3-VL-2B-Instruct's published dimensions (config.json of the release).
-QWEN3_VL_2B_TEXT = {
-    "hidden_size": 2048,
-    "intermediate_size": 6144,
-    "num_hidden_layers": 28,
-    "num_attention_heads": 16,
-    "num_key_value_heads": 8,
-    "head_dim": 128,
-    "vocab_size": 151936,
-    "tie_word_embeddings": True,
-    "rope_theta": 5000000,
-    "rope_scaling": {"rope_type": "default", "mrope_section": [24, 20, 20], "mrope_interleaved": True},
-}
-QWEN3_VL_2B_VISION = {
-    "depth": 24,
-    "hidden_size": 1024,
-    "intermediate_size": 4096,
-    "num_heads": 16,
-    "out_hidden_size": 2048,
-    "patch_size": 16,
-    "spatial_merge_size": 2,
-    "temporal_patch_size": 2,
-    "deepstack_visual_indexes": [5, 11, 17],
-}
-SCREEN = {"2b": (1280, 720), "tiny": (64, 64)}
 DESKTOP_ENV = "osworld_mcp_env:OSWorldMCP-v0"
 
 
-def build_checkpoint(shape: str, folder: Path, dtype: torch.dtype) -> str:
-    """Saves a random-weight Qwen3-VL of ``shape`` and the tests' processor; returns the ``hf:`` spec."""
+def build_checkpoint(shape: str, folder: Path, device: str) -> str:
+    """Saves tools/bench_trainer.py's random-weight Qwen3-VL of ``shape`` (and the tests' processor).
+
+    Returns the ``hf:`` spec. The test processor class is registered for ``AutoProcessor``,
+    which ``hf:PATH`` loads with (the real ``Qwen3VLProcessor`` needs torchvision).
+    """
     import tiny_qwen
-    from transformers import AutoProcessor, Qwen3VLConfig, Qwen3VLForConditionalGeneration
+    from bench_trainer import build_checkpoint as build
+    from transformers import AutoProcessor, Qwen3VLConfig
 
     AutoProcessor.register(Qwen3VLConfig, tiny_qwen.ImageOnlyQwen3VLProcessor, exist_ok=True)
-    if shape == "tiny":
-        from test_hf_policy import tiny_model
-
-        processor = tiny_qwen.processor(tiny_qwen.small_image_processor())
-        model = tiny_model(processor)
-    else:
-        processor = tiny_qwen.processor(tiny_qwen.qwen3_vl_image_processor())
-        tok = processor.tokenizer
-        ids = {
-            f"{name}_token_id": tok.convert_tokens_to_ids(f"<|{name.replace('_token', '')}|>")
-            for name in ("image_pad", "video_pad", "vision_start", "vision_end")
-        }
-        config = Qwen3VLConfig(
-            text_config=QWEN3_VL_2B_TEXT,
-            vision_config=QWEN3_VL_2B_VISION,
-            image_token_id=ids["image_pad_token_id"],
-            video_token_id=ids["video_pad_token_id"],
-            vision_start_token_id=ids["vision_start_token_id"],
-            vision_end_token_id=ids["vision_end_token_id"],
-            tie_word_embeddings=True,
-        )
-        torch.manual_seed(0)
-        model = Qwen3VLForConditionalGeneration(config)
-    model.to(dtype).save_pretrained(folder)
-    processor.save_pretrained(folder)
+    build(shape, folder, device)
     return f"hf:{folder}"
 
 
@@ -137,10 +94,11 @@ def _reset_peak(device: str) -> None:
 
 
 def _prompts(policy: Any, shape: str, rows: int) -> list[list[int]]:
+    from bench_trainer import SHAPES
     from hybrid_agent.messages import image_part, text_part
     from PIL import Image
 
-    screen = Image.new("RGB", SCREEN[shape], (255, 255, 255))
+    screen = Image.new("RGB", SHAPES[shape].screen, (255, 255, 255))
     return [
         policy.encode(
             [{"role": "user", "content": [image_part(screen), text_part(f"Instruction {i}: put 5 in A1")]}]
