@@ -63,7 +63,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         from grpo_trainer.export import main as export_main
 
         return export_main(argv[1:])
-    parser = argparse.ArgumentParser(prog="grpo-train", description=(__doc__ or "").splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="grpo-train",
+        description=(__doc__ or "").splitlines()[0],
+        epilog="grpo-train export --help: a checkpoint as a Hugging Face directory (hf:PATH loads it).",
+    )
     parser.add_argument("--config", help="TOML or YAML run config")
     parser.add_argument("--print-defaults", action="store_true", help="print every key with its default")
     parser.add_argument(
