@@ -6,6 +6,7 @@ schedule would time the wait out), and the dispatcher's queue says which request
 pending when a batch starts.
 """
 
+import dataclasses
 import threading
 from collections.abc import Sequence
 
@@ -13,11 +14,14 @@ import gymnasium as gym
 import pytest
 import torch
 from grpo_trainer.continuous import ContinuousRollouts, RolloutJob, group_jobs
+from grpo_trainer.engine import Trainer
+from grpo_trainer.errors import ConfigError
 from grpo_trainer.rollout import RolloutConfig
 from grpo_trainer.tiny import TinyPolicy
 from grpo_trainer.toy_env import ToolOrGuiEnv
-from grpo_trainer.toy_menu import CLICK, READ
+from grpo_trainer.toy_menu import CLICK, MENU, READ
 from hybrid_agent.policies.base import Generation, PolicyRequest
+from toy_setup import toy_config
 
 DEADLINE_S = 120
 
@@ -137,3 +141,31 @@ def test_each_batch_holds_exactly_the_requests_pending_when_it_starts():
 def test_group_jobs_share_task_and_seed():
     jobs = group_jobs("toy", group=3, seed=11, group_size=2, reset_options={"labels": {}})
     assert [(j.task, j.group, j.member, j.seed) for j in jobs] == [("toy", 3, 0, 11), ("toy", 3, 1, 11)]
+
+
+@pytest.mark.timeout(900)
+def test_the_trainer_rolls_out_its_groups_continuously_over_fewer_desktops_than_g(tmp_path):
+    config = toy_config(seed=0, steps=1)  # G = 8, two groups a step, on three desktops
+    trainer = Trainer(
+        config,
+        TinyPolicy(MENU, seed=0),
+        None,
+        tmp_path,
+        desktops=[lambda: gym.make(config.env_id)] * 3,
+    )
+    groups = trainer.rollout()
+    assert [len(g) for g in groups] == [8, 8]
+    assert [[e.member for e in g] for g in groups] == [list(range(8))] * 2
+    assert len({g[0].group for g in groups}) == 2
+    log = trainer._learn(groups, {})
+    assert log["rollout/samples"] > 0
+    trainer.continuous.close()
+
+
+def test_the_trainer_takes_a_group_env_or_desktops(tmp_path):
+    config = toy_config()
+    with pytest.raises(ConfigError, match="not both"):
+        Trainer(config, TinyPolicy(MENU), None, tmp_path)
+    prepared = dataclasses.replace(config, env_kwargs={"prepare_resets": True})
+    with pytest.raises(ConfigError, match="prepare_resets"):
+        Trainer(prepared, TinyPolicy(MENU), None, tmp_path, desktops=[lambda: gym.make(config.env_id)])

@@ -30,7 +30,7 @@ import random
 import resource
 import time
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -43,9 +43,10 @@ from grpo_trainer.async_rollout import RolloutWorker, oldest_version, split_stal
 from grpo_trainer.backend import Backend, make_backend
 from grpo_trainer.checkpoints import LATEST, latest_checkpoint, rotate_checkpoints
 from grpo_trainer.config import GRPOConfig
+from grpo_trainer.continuous import ContinuousRollouts, group_jobs
 from grpo_trainer.engines import make_engine
 from grpo_trainer.episode import Episode, StepSample
-from grpo_trainer.errors import CheckpointError, GRPOError
+from grpo_trainer.errors import CheckpointError, ConfigError, GRPOError
 from grpo_trainer.loss import logprob_gap, policy_loss, truncated_is_weights
 from grpo_trainer.metrics import MetricsSink, summarize_updates
 from grpo_trainer.model_setup import prepare_policy
@@ -91,9 +92,11 @@ class Trainer:
         self,
         config: GRPOConfig,
         policy: TrainablePolicy,
-        venv: gym.vector.VectorEnv,
+        venv: gym.vector.VectorEnv | None,
         run_dir: str | Path,
         reset_options: Callable[[int, int], dict[str, Any]] | None = None,
+        *,
+        desktops: Sequence[Callable[[], gym.Env]] | None = None,
     ) -> None:
         """Sets up the backend (optimizer, schedule) and RNGs; resumes from ``run_dir``'s checkpoint.
 
@@ -101,11 +104,29 @@ class Trainer:
             config: The run configuration.
             policy: The policy to train (its ``module`` holds the parameters); ``config.model``
                 is applied to it here (:func:`~grpo_trainer.model_setup.prepare_policy`).
-            venv: A group env of ``config.rollout.group_size`` members (one per rank).
+            venv: A group env of ``config.rollout.group_size`` members (one per rank); ``None``
+                with ``desktops``.
             run_dir: Where checkpoints, ``metrics.jsonl`` and ``tensorboard/`` go (shared by the ranks).
             reset_options: ``(step, group) -> options`` added to each group's reset (labels, faults);
                 in async mode it is called on the rollout thread.
+            desktops: One env factory per desktop (any number): rollouts are then continuous
+                (:mod:`grpo_trainer.continuous`): each desktop takes the step's next episode as
+                soon as its last one ended, model calls batched across desktops, instead of
+                one group at a time over ``venv``.
+
+        Raises:
+            ConfigError: Neither or both of ``venv`` and ``desktops``; ``desktops`` with
+                ``prepare_resets`` (the next episode of a desktop is not known in advance).
         """
+        if (venv is None) == (desktops is None):
+            raise ConfigError(
+                "Pass the Trainer a group env (venv) or desktops for continuous rollouts, not both."
+            )
+        if desktops is not None and config.env_kwargs.get("prepare_resets"):
+            raise ConfigError(
+                "prepare_resets names each env's next task, which continuous rollouts only know when a "
+                "desktop asks for it; leave it out of env_kwargs with desktops."
+            )
         self.config = config
         self.policy = policy
         self.venv = venv
@@ -136,6 +157,11 @@ class Trainer:
         # Each rank samples its own groups with its own stream; rank 0's is the one-process stream.
         self.generator = torch.Generator().manual_seed(config.engine.seed + self.backend.rank)
         self.run_dir.mkdir(parents=True, exist_ok=True)
+        self.continuous = (
+            ContinuousRollouts(desktops, self.rollout_policy, self.rollout_config, self.generator)
+            if desktops is not None
+            else None
+        )
         self._resume()
         self._publish()
         self.metrics = MetricsSink(self.run_dir, self.backend.rank, resume_step=self.step)
@@ -156,27 +182,33 @@ class Trainer:
         n = self.config.rollout.tasks_per_step
         rank, world_size = self.backend.rank, self.backend.world_size
         prepare = bool(self.config.env_kwargs.get("prepare_resets"))
-        groups = []
+        seed = self.config.engine.seed
+        plans = []
         for j in range(n):
             index = group_index(step, j, n, rank, world_size)
-            task = group_task(self.tasks, index, self.config.engine.seed)
             options = dict(self.reset_options(step, j))
             if prepare:
                 following = group_index(step, j + 1, n, rank, world_size)
-                options["prepare_next"] = group_task(self.tasks, following, self.config.engine.seed)
-            groups.append(
-                collect_group(
-                    self.venv,
-                    self.rollout_policy,
-                    task,
-                    seed=self.config.engine.seed + index,
-                    group=index,
-                    config=self.rollout_config,
-                    generator=self.generator,
-                    reset_options=options,
-                )
+                options["prepare_next"] = group_task(self.tasks, following, seed)
+            plans.append((index, group_task(self.tasks, index, seed), options))
+        if self.continuous is not None:
+            size = self.config.rollout.group_size
+            jobs = [job for i, task, opts in plans for job in group_jobs(task, i, seed + i, size, opts)]
+            return self.continuous.collect(jobs)
+        assert self.venv is not None  # one of the two, checked at construction
+        return [
+            collect_group(
+                self.venv,
+                self.rollout_policy,
+                task,
+                seed=seed + index,
+                group=index,
+                config=self.rollout_config,
+                generator=self.generator,
+                reset_options=options,
             )
-        return groups
+            for index, task, options in plans
+        ]
 
     def _publish(self) -> dict[str, float]:
         """Hands the weights after ``self.updates`` optimizer updates (their version) to the rollout policy.
