@@ -128,7 +128,8 @@ class VLLMEngine:
         self._lora: Any = None
         self._lora_dir = tempfile.TemporaryDirectory(prefix="grpo-vllm-lora-")
         self._adapters = 0
-        self._asleep = False
+        self._sleeping: list[str] = []  # the sleep-mode tags released: "weights", "kv_cache"
+        self._stale_prefixes = False
 
     # --- sampling --------------------------------------------------------------------------
     def sample(self, prompts: Sequence[list[int]], temperature: float, generator: Any) -> list[Sampled]:
@@ -178,25 +179,28 @@ class VLLMEngine:
     @contextlib.contextmanager
     def generating(self, backend: Backend) -> Iterator[None]:
         """Awake (weights and KV cache) for the rollouts, asleep after them for the updates."""
-        if self._asleep:
-            self.llm.wake_up()
-            self._asleep = False
+        self._wake(*self._sleeping)
+        if self._stale_prefixes:  # cached prefixes were computed by the old weights
+            self.llm.reset_prefix_cache()
+            self._stale_prefixes = False
         try:
             yield
         finally:
             self.llm.sleep(level=1 if self.lora_rank is not None else 2)
-            self._asleep = True
+            self._sleeping = ["weights", "kv_cache"]
+
+    def _wake(self, *tags: str) -> None:
+        if tags:
+            self.llm.wake_up(tags=list(tags))
+            self._sleeping = [t for t in self._sleeping if t not in tags]
 
     def sync_weights(self, module: Any) -> dict[str, float]:
-        """Loads the trained weights (or the LoRA adapter) into the sleeping engine; timed."""
+        """Loads the trained weights (or the LoRA adapter) into the engine; its KV cache sleeps on. Timed."""
         started = time.perf_counter()
-        if self._asleep:
-            self.llm.wake_up(tags=["weights"])
+        if "weights" in self._sleeping:
+            self._wake("weights")
         tensors = self._load_adapter(module) if self.lora_rank is not None else self._load_full(module)
-        self.llm.reset_prefix_cache()  # cached prefixes were computed by the old weights
-        if self._asleep:
-            self.llm.wake_up(tags=["kv_cache"])
-            self._asleep = False
+        self._stale_prefixes = True
         return {"time/weight_sync_s": time.perf_counter() - started, "engine/synced_tensors": float(tensors)}
 
     def _load_full(self, module: Any) -> int:
@@ -208,7 +212,8 @@ class VLLMEngine:
         return count
 
     def _load_adapter(self, module: Any) -> int:
-        lora = self._vllm.lora.request.LoRARequest
+        from vllm.lora.request import LoRARequest  # type: ignore[import-not-found]
+
         self._adapters += 1
         folder = os.path.join(self._lora_dir.name, f"v{self._adapters}")
         trainable = [p for p in module.parameters() if p.requires_grad]
@@ -216,7 +221,7 @@ class VLLMEngine:
             for param in trainable:
                 stack.enter_context(gathered(param))
             module.save_pretrained(folder)  # PEFT writes the adapter alone
-        self._lora = lora(f"policy-v{self._adapters}", self._adapters, folder)
+        self._lora = LoRARequest(f"policy-v{self._adapters}", self._adapters, folder)
         return len(trainable)
 
 
