@@ -30,7 +30,7 @@ import random
 import resource
 import time
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -175,26 +175,16 @@ class Trainer:
     def _collect(self, step: int) -> list[list[Episode]]:
         """This rank's groups of ``step``: task (a template's seed too) and seed follow from step and rank.
 
-        With ``prepare_resets`` in ``env_kwargs``, each group's reset also names the task
-        this rank resets to next (``prepare_next``), so the env sets that episode up on a
-        fresh desktop beside the running one.
+        Group by group over the group env, or all of them at once over the desktops
+        (continuous rollouts).
         """
-        n = self.config.rollout.tasks_per_step
-        rank, world_size = self.backend.rank, self.backend.world_size
-        prepare = bool(self.config.env_kwargs.get("prepare_resets"))
         seed = self.config.engine.seed
-        plans = []
-        for j in range(n):
-            index = group_index(step, j, n, rank, world_size)
-            options = dict(self.reset_options(step, j))
-            if prepare:
-                following = group_index(step, j + 1, n, rank, world_size)
-                options["prepare_next"] = group_task(self.tasks, following, seed)
-            plans.append((index, group_task(self.tasks, index, seed), options))
         if self.continuous is not None:
             size = self.config.rollout.group_size
-            jobs = [job for i, task, opts in plans for job in group_jobs(task, i, seed + i, size, opts)]
-            return self.continuous.collect(jobs)
+            plans = self._group_plans(step)
+            return self.continuous.collect(
+                [job for i, task, opts in plans for job in group_jobs(task, i, seed + i, size, opts)]
+            )
         assert self.venv is not None  # one of the two, checked at construction
         return [
             collect_group(
@@ -207,8 +197,29 @@ class Trainer:
                 generator=self.generator,
                 reset_options=options,
             )
-            for index, task, options in plans
+            for index, task, options in self._group_plans(step)
         ]
+
+    def _group_plans(self, step: int) -> Iterator[tuple[int, Any, dict[str, Any]]]:
+        """``(group index, task, reset options)`` of this rank's groups of ``step``, one at a time.
+
+        Lazily: ``reset_options`` is called for a group just before it rolls out. With
+        ``prepare_resets`` in ``env_kwargs``, each group's reset also names the task this
+        rank resets to next (``prepare_next``), so the env sets that episode up on a fresh
+        desktop beside the running one.
+        """
+        n = self.config.rollout.tasks_per_step
+        rank, world_size = self.backend.rank, self.backend.world_size
+        prepare = bool(self.config.env_kwargs.get("prepare_resets"))
+        seed = self.config.engine.seed
+        for j in range(n):
+            index = group_index(step, j, n, rank, world_size)
+            task = group_task(self.tasks, index, seed)
+            options = dict(self.reset_options(step, j))
+            if prepare:
+                following = group_index(step, j + 1, n, rank, world_size)
+                options["prepare_next"] = group_task(self.tasks, following, seed)
+            yield index, task, options
 
     def _publish(self) -> dict[str, float]:
         """Hands the weights after ``self.updates`` optimizer updates (their version) to the rollout policy.
