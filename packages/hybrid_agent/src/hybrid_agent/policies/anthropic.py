@@ -43,8 +43,6 @@ through ``--extra-body``.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 from PIL import Image
@@ -53,7 +51,7 @@ from hybrid_agent.errors import ConfigError
 from hybrid_agent.messages import images_of, png_base64
 from hybrid_agent.policies.base import Generation, PolicyOptions, PolicyRequest, register_policy
 from hybrid_agent.policies.calls import NO_RESULT, IssuedCalls, NameMap, call_block, split_call, take_result
-from hybrid_agent.policies.provider import ApiKey, describe_failure, failure, load_sdk, malformed
+from hybrid_agent.policies.provider import ApiKey, RequestPool, describe_failure, failure, load_sdk, malformed
 from hybrid_agent.prompt import end_functions, native_calls_prompt
 from hybrid_agent.provider_actions import display_to_screen, from_anthropic, scaled_display
 from hybrid_agent.trajectory import GUI_TOOL_NAME, Call
@@ -85,7 +83,7 @@ _END_ACTIONS = tuple(f["function"]["name"] for f in end_functions())
 Size = tuple[int, int]
 
 
-class AnthropicPolicy:
+class AnthropicPolicy(RequestPool):
     """Messages API client for one Claude model with the ``computer`` tool.
 
     Attributes:
@@ -97,7 +95,6 @@ class AnthropicPolicy:
 
     tools_in_request = True
     coordinates = "absolute_screen"
-    concurrent = True
 
     def __init__(self, model: str, options: PolicyOptions | None = None) -> None:
         """Builds the client.
@@ -130,16 +127,7 @@ class AnthropicPolicy:
         )
         self.url = str(self._client.base_url).rstrip("/")
         self._issued = IssuedCalls()
-        self._pool = ThreadPoolExecutor(self.options.concurrency, thread_name_prefix="anthropic")
-
-    def generate(self, requests: Sequence[PolicyRequest]) -> list[Generation]:
-        """Sends the requests concurrently; answers in order, failures as error values."""
-        return list(self._pool.map(self._one, requests))
-
-    def close(self) -> None:
-        """Stops the request threads and closes the connection pool."""
-        self._pool.shutdown(wait=False)
-        self._client.close()
+        self._start_pool(self.options.concurrency, "anthropic")
 
     def _one(self, request: PolicyRequest) -> Generation:
         images = images_of(request.messages)

@@ -44,7 +44,6 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 from hybrid_agent.errors import ConfigError
@@ -67,6 +66,7 @@ from hybrid_agent.policies.calls import (
 from hybrid_agent.policies.provider import (
     PLACEHOLDER_KEY,
     ApiKey,
+    RequestPool,
     describe_failure,
     failure,
     load_sdk,
@@ -84,7 +84,7 @@ STOP = "</tool_call>"
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"
 
 
-class OpenAIPolicy:
+class OpenAIPolicy(RequestPool):
     """Chat-completions client for one server and model.
 
     Attributes:
@@ -92,8 +92,6 @@ class OpenAIPolicy:
         tools_in_request: The tools travel in the request (``functions``), not in the system text.
         concurrent: Each env's request is sent as it comes (the server batches), never held for others.
     """
-
-    concurrent = True
 
     def __init__(self, base_url: str, model: str, options: PolicyOptions | None = None) -> None:
         """Builds the client.
@@ -122,16 +120,7 @@ class OpenAIPolicy:
             timeout=self.options.timeout_s,
             max_retries=self.options.retries,
         )
-        self._pool = ThreadPoolExecutor(self.options.concurrency, thread_name_prefix="openai")
-
-    def generate(self, requests: Sequence[PolicyRequest]) -> list[Generation]:
-        """Sends the requests concurrently; answers in order, failures as error values."""
-        return list(self._pool.map(self._one, requests))
-
-    def close(self) -> None:
-        """Stops the request threads and closes the connection pool."""
-        self._pool.shutdown(wait=False)
-        self._client.close()
+        self._start_pool(self.options.concurrency, "openai")
 
     def _one(self, request: PolicyRequest) -> Generation:
         kwargs, names = self._request(request)

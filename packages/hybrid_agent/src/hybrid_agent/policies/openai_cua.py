@@ -32,8 +32,6 @@ computer-use model takes its own); ``max_tokens`` is sent as ``max_output_tokens
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 from hybrid_agent.errors import ConfigError
@@ -54,7 +52,7 @@ from hybrid_agent.policies.calls import (
     split_call,
     take_result,
 )
-from hybrid_agent.policies.provider import ApiKey, describe_failure, failure, load_sdk, malformed
+from hybrid_agent.policies.provider import ApiKey, RequestPool, describe_failure, failure, load_sdk, malformed
 from hybrid_agent.prompt import end_functions, native_calls_prompt
 from hybrid_agent.provider_actions import from_openai
 from hybrid_agent.trajectory import GUI_TOOL_NAME, Call
@@ -70,7 +68,7 @@ _INCOMPLETE = {"max_output_tokens": "length", "content_filter": "content_filter"
 Size = tuple[int, int]
 
 
-class OpenAICUAPolicy:
+class OpenAICUAPolicy(RequestPool):
     """Responses API client for OpenAI's computer-use model.
 
     Attributes:
@@ -83,7 +81,6 @@ class OpenAICUAPolicy:
 
     tools_in_request = True
     coordinates = "absolute_screen"
-    concurrent = True
 
     def __init__(self, model: str, options: PolicyOptions | None = None) -> None:
         """Builds the client.
@@ -110,16 +107,7 @@ class OpenAICUAPolicy:
         )
         self.url = str(self._client.base_url).rstrip("/")
         self._issued = IssuedCalls()
-        self._pool = ThreadPoolExecutor(self.options.concurrency, thread_name_prefix="openai-cua")
-
-    def generate(self, requests: Sequence[PolicyRequest]) -> list[Generation]:
-        """Sends the requests concurrently; answers in order, failures as error values."""
-        return list(self._pool.map(self._one, requests))
-
-    def close(self) -> None:
-        """Stops the request threads and closes the connection pool."""
-        self._pool.shutdown(wait=False)
-        self._client.close()
+        self._start_pool(self.options.concurrency, "openai-cua")
 
     def _one(self, request: PolicyRequest) -> Generation:
         images = images_of(request.messages)

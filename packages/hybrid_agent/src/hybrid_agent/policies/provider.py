@@ -15,11 +15,15 @@ import importlib
 import os
 import re
 import time
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from types import ModuleType
+from typing import Any
 
 from hybrid_agent.errors import ConfigError
-from hybrid_agent.policies.base import Generation, GenerationErrorCode
+from hybrid_agent.policies.base import Generation, GenerationErrorCode, PolicyRequest
 
 PLACEHOLDER_KEY = "EMPTY"
 """Sent when the key variable is unset: servers started without a key accept any."""
@@ -31,6 +35,38 @@ _CONTEXT_LENGTH = re.compile(
     r"context_length_exceeded|maximum context length|context length|maximum model length|prompt is too long",
     re.IGNORECASE,
 )
+
+
+class RequestPool(ABC):
+    """One blocking SDK call per request, on a thread pool: the SDK clients are thread-safe.
+
+    The runner calls a ``concurrent`` policy straight from each env's thread, so a request is
+    sent as it comes and the server batches; ``generate`` answers in order, each failure an
+    error value (``_one`` never raises).
+
+    Attributes:
+        concurrent: Each env's request is sent as it comes, never held for others.
+    """
+
+    concurrent = True
+    _client: Any
+    _pool: ThreadPoolExecutor
+
+    def _start_pool(self, concurrency: int, name: str) -> None:
+        self._pool = ThreadPoolExecutor(concurrency, thread_name_prefix=name)
+
+    def generate(self, requests: Sequence[PolicyRequest]) -> list[Generation]:
+        """Sends the requests concurrently; answers in order, failures as error values."""
+        return list(self._pool.map(self._one, requests))
+
+    def close(self) -> None:
+        """Stops the request threads and closes the connection pool."""
+        self._pool.shutdown(wait=False)
+        self._client.close()
+
+    @abstractmethod
+    def _one(self, request: PolicyRequest) -> Generation:
+        """One request and its answer, a failure as an error value."""
 
 
 def load_sdk(package: str, kind: str) -> ModuleType:
