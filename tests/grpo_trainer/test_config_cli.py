@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 from grpo_trainer.cli import main
-from grpo_trainer.config import GRPOConfig, LoraSettings, load_config, to_toml
+from grpo_trainer.config import GRPOConfig, LoraSettings, RolloutSettings, load_config, to_toml
 from grpo_trainer.errors import ConfigError
 
 ROOT = Path(__file__).parents[2]
@@ -94,3 +94,34 @@ def test_model_section_reads_a_lora_table_with_defaults_and_round_trips(tmp_path
         load_config(path)
     with pytest.raises(ConfigError, match="r >= 1"):
         LoraSettings(r=0)
+
+
+def test_rollout_desktops_trains_continuously_from_the_cli(tmp_path, monkeypatch):
+    from grpo_trainer import engine
+
+    built = []
+
+    class Recorded(engine.ContinuousRollouts):
+        def __init__(self, desktops, *args, **kwargs):
+            built.append(len(desktops))
+            super().__init__(desktops, *args, **kwargs)
+
+    monkeypatch.setattr(engine, "ContinuousRollouts", Recorded)
+    config = tmp_path / "c.toml"
+    config.write_text(
+        'policy = "tiny"\ntasks = ["toy", "toy"]\n'
+        "[rollout]\ngroup_size = 4\ntasks_per_step = 2\ndesktops = 3\n"
+        "[reward]\nmax_steps = 6\n[optim]\ntotal_steps = 1\n"
+        f'[engine]\nbackend = "torch"\noutput_dir = "{tmp_path / "run"}"\n'
+    )
+    assert main(["--config", str(config)]) == 0
+    assert built == [3]  # three desktops for groups of four: only continuous rollouts can do that
+    steps = [json.loads(line) for line in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
+    assert [s["step"] for s in steps] == [0] and len(steps[0]["rollout/tasks"]) == 2
+
+
+def test_rollout_desktops_are_threads_of_this_process_and_not_negative():
+    with pytest.raises(ConfigError, match="executor 'async' applies to the group env only"):
+        RolloutSettings(desktops=2, executor="async")
+    with pytest.raises(ConfigError, match="desktops must be >= 0"):
+        RolloutSettings(desktops=-1)

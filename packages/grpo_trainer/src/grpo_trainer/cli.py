@@ -102,16 +102,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     from grpo_trainer.engine import Trainer
     from grpo_trainer.vector import make_group_env
 
-    venv = make_group_env(
-        lambda: gym.make(config.env_id, **config.env_kwargs),
-        config.rollout.group_size,
-        executor=config.rollout.executor,
-    )
+    def make_env() -> gym.Env:
+        return gym.make(config.env_id, **config.env_kwargs)
+
+    def make_group() -> gym.vector.VectorEnv:
+        return make_group_env(make_env, config.rollout.group_size, executor=config.rollout.executor)
+
     if args.profile_tasks:
-        profiled = _profile(config, venv, args.profile_tasks)
-        venv.close()
+        group = make_group()
+        profiled = _profile(config, group, args.profile_tasks)
+        group.close()
         return profiled
-    trainer = Trainer(config, build_policy(config), venv, config.engine.output_dir)
+    policy = build_policy(config)
+    if config.rollout.desktops:  # continuous rollouts: the Trainer makes and owns the desktops
+        venv = None
+        trainer = Trainer(
+            config, policy, None, config.engine.output_dir, desktops=[make_env] * config.rollout.desktops
+        )
+    else:
+        venv = make_group()
+        trainer = Trainer(config, policy, venv, config.engine.output_dir)
     for metrics in trainer.train():
         print(
             f"rank {trainer.backend.rank} step {metrics['step']}: reward {metrics['rollout/reward']:.3f} "
@@ -119,7 +129,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"loss {metrics.get('train/loss', float('nan')):.4f}",
             flush=True,
         )
-    venv.close()
+    if trainer.continuous is not None:
+        trainer.continuous.close()
+    if venv is not None:
+        venv.close()
     return 0
 
 

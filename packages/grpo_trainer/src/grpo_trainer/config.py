@@ -113,6 +113,12 @@ class RolloutSettings:
     trained model's own ``generate`` in this process; ``vllm`` samples with a colocated vLLM
     engine (GPU, the ``vllm`` package) that sleeps during updates and gets the weights after
     each; ``engine_options`` are its keyword arguments (``gpu_memory_utilization`` ...).
+
+    ``desktops`` > 0 rolls out continuously (:mod:`grpo_trainer.continuous`) over that many
+    desktops, any number, fewer or more than G: each starts the step's next episode as soon as
+    its last one ended, model calls batched across them. They run on threads of this process,
+    so ``executor`` stays ``sync``. 0 (the default) keeps the group env: G envs in lockstep,
+    one group at a time, bitwise reproducible.
     """
 
     group_size: int = 8
@@ -123,10 +129,18 @@ class RolloutSettings:
     max_prompt_tokens: int = 16384
     engine: str = "hf"
     engine_options: dict[str, Any] = field(default_factory=dict)
+    desktops: int = 0
 
     def __post_init__(self) -> None:
         if self.group_size < 2 or self.tasks_per_step < 1:
             raise ConfigError(f"group_size must be >= 2 and tasks_per_step >= 1, got {self.group_size}.")
+        if self.desktops < 0:
+            raise ConfigError(f"desktops must be >= 0 (0: the group env), got {self.desktops}.")
+        if self.desktops and self.executor != "sync":
+            raise ConfigError(
+                f"desktops = {self.desktops} runs each desktop on a thread of this process; executor "
+                f"{self.executor!r} applies to the group env only (desktops = 0)."
+            )
         if self.max_new_tokens < 1 or self.max_prompt_tokens < 1:
             raise ConfigError(
                 f"max_new_tokens and max_prompt_tokens must be >= 1, got {self.max_new_tokens} and "
