@@ -6,14 +6,12 @@ import pytest
 from hybrid_agent.coords import (
     CoordinateConfig,
     CoordinatePolicy,
-    call_to_screen,
     model_space,
     smart_resize,
     to_model,
     to_screen,
 )
 from hybrid_agent.errors import ConfigError
-from hybrid_agent.trajectory import Call
 
 SCREENS = [(1920, 1080), (1280, 720), (1367, 769)]  # the last one odd on both axes
 GRID = CoordinateConfig(policy=CoordinatePolicy.RELATIVE_GRID)
@@ -84,19 +82,6 @@ def test_model_to_screen_to_model_is_exact_when_the_screen_is_finer_than_the_gri
         assert to_model(to_screen((x, x), (1920, 1080), GRID), (1920, 1080), GRID) == (x, x)
     # 1000 is the far edge: clamped to pixel 1919, which reads back as 999.
     assert to_model(to_screen((1000, 1000), (1920, 1080), GRID), (1920, 1080), GRID) == (999, 999)
-
-
-def test_call_to_screen_maps_both_drag_points_and_leaves_mcp_calls_alone():
-    drag = Call(
-        "computer_use", {"action": "left_click_drag", "coordinate": [500, 500], "start_coordinate": [0, 1000]}
-    )
-    assert call_to_screen(drag, (1920, 1080), GRID).arguments == {
-        "action": "left_click_drag",
-        "coordinate": [960, 540],
-        "start_coordinate": [0, 1079],
-    }
-    tool = Call("libreoffice_calc.set_cell_value", {"coordinate": [1, 1]})
-    assert call_to_screen(tool, (1920, 1080), GRID) is tool
 
 
 def test_bad_configs_are_refused():

@@ -9,7 +9,7 @@ counts input tokens the way the model's processor does.
 """
 
 from hybrid_agent.context import Context, ContextConfig, build_context
-from hybrid_agent.coords import CoordinateConfig, CoordinatePolicy, call_to_screen, to_screen
+from hybrid_agent.coords import CoordinateConfig, CoordinatePolicy, to_screen
 from hybrid_agent.parse import ParsedAction, ParseError, ParseErrorCode, parse_response
 from hybrid_agent.prompt import PromptConfig
 from hybrid_agent.retention import RetentionConfig, RetentionPlan, RetentionRecord, register_retention
@@ -39,7 +39,6 @@ __all__ = [
     "Step",
     "ToolSpec",
     "build_context",
-    "call_to_screen",
     "load_osworld_mcp_apis",
     "load_registry",
     "parse_response",

@@ -27,7 +27,6 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from hybrid_agent.errors import ConfigError
-from hybrid_agent.trajectory import Call
 
 Size = tuple[int, int]  # (width, height)
 Point = tuple[float, float]  # (x, y)
@@ -159,17 +158,3 @@ def to_model(pixel: Point, screen: Size, config: CoordinateConfig) -> tuple[int,
 
 
 POINT_ARGUMENTS = ("coordinate", "start_coordinate")
-
-
-def call_to_screen(call: Call, screen: Size, config: CoordinateConfig) -> Call:
-    """Returns ``call`` with every coordinate argument mapped to screen pixels.
-
-    MCP calls and GUI actions without coordinates are returned unchanged.
-    """
-    if not call.is_gui or not any(name in call.arguments for name in POINT_ARGUMENTS):
-        return call
-    arguments = dict(call.arguments)
-    for name in POINT_ARGUMENTS:
-        if name in arguments:
-            arguments[name] = list(to_screen(tuple(arguments[name]), screen, config))
-    return Call(call.name, arguments)
