@@ -92,6 +92,7 @@ def test_ci_fails_instead_of_skipping_when_the_desktop_cannot_run(
 ) -> None:
     # No binaries on PATH: desktop_missing() names them, as on a machine without the setup.
     monkeypatch.setenv("PATH", str(inner.mkdir("empty-bin")))
+    monkeypatch.delenv("OSWORLD_REQUIRE_DESKTOP", raising=False)  # .ci/run sets it for the outer run
     skipped = inner.runpytest_subprocess(*QUIET, "-k", "test_marked_local")
     skipped.assert_outcomes(skipped=1)
     monkeypatch.setenv("OSWORLD_REQUIRE_DESKTOP", "1")
