@@ -31,6 +31,7 @@ import resource
 import time
 import warnings
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -49,10 +50,11 @@ from grpo_trainer.episode import Episode, StepSample
 from grpo_trainer.errors import CheckpointError, ConfigError, GRPOError
 from grpo_trainer.loss import logprob_gap, policy_loss, truncated_is_weights
 from grpo_trainer.metrics import MetricsSink, summarize_updates
+from grpo_trainer.model_inputs import InputCache
 from grpo_trainer.model_setup import prepare_policy
 from grpo_trainer.optim import minibatch_bounds
 from grpo_trainer.packing import token_micro_batches
-from grpo_trainer.policy import TrainablePolicy, VersionedPolicy
+from grpo_trainer.policy import CachesInputs, TrainablePolicy, VersionedPolicy
 from grpo_trainer.probes import probe_metrics, run_probe
 from grpo_trainer.rewards import RewardConfig, interface_unlabelled
 from grpo_trainer.rollout import RolloutConfig, collect_group, rebuild_messages
@@ -296,6 +298,10 @@ class Trainer:
             )
         return out
 
+    def _cached_inputs(self) -> AbstractContextManager[InputCache | None]:
+        """The policy's input cache for one batch's scoring and updates (``None``: it has none)."""
+        return self.policy.cached_inputs() if isinstance(self.policy, CachesInputs) else nullcontext()
+
     def _filler(self, groups: list[list[Episode]]) -> dict[str, Any] | None:
         """A one-sample micro-batch of any episode of ``groups`` (for passes of weight 0); ``None``: none."""
         for sample in (s for group in groups for episode in group for s in episode.samples):
@@ -414,12 +420,15 @@ class Trainer:
         rounds = self.backend.agree(max(map(len, micros)), "max")
         train = rounds > 0 and self.backend.agree(int(filler is not None), "min") == 1
         t2 = time.perf_counter()
-        offpolicy = self._score_old(micros, filler) if train else {}
-        passes = optim.updates_per_batch if train else 0
-        updates = [self._update(micro, rounds, filler) for _ in range(passes) for micro in micros]
+        with self._cached_inputs() as cache:
+            offpolicy = self._score_old(micros, filler) if train else {}
+            passes = optim.updates_per_batch if train else 0
+            updates = [self._update(micro, rounds, filler) for _ in range(passes) for micro in micros]
         synced = self._publish() if updates else {}
         t3 = time.perf_counter()
         metrics: dict[str, Any] = {**_rollout_metrics(scored, self.config.reward), **offpolicy, **synced}
+        if cache is not None:
+            metrics.update({"train/input_cache_hits": cache.hits, "train/input_cache_misses": cache.misses})
         metrics["rollout/tasks"] = [g[0].task_id for g in groups]  # ids with template seeds; JSONL only
         metrics.update(summarize_updates(updates))
         metrics.update(

@@ -30,6 +30,7 @@ each recomputed in the backward pass instead of saved.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from typing import Any
 
 import torch
@@ -38,6 +39,7 @@ from hybrid_agent.policies.base import FinishReason, PolicyOptions
 from hybrid_agent.policies.hf import STOP, HFPolicy
 from torch.utils.checkpoint import checkpoint
 
+from grpo_trainer.model_inputs import InputCache, collate_padded
 from grpo_trainer.policy import Sampled
 
 # Tokens (rows x positions) per chunk of full-vocabulary values when scoring: 1,024 x 151,936 fp32 is 0.6 GB.
@@ -147,6 +149,8 @@ class HFTrainablePolicy:
         eos_ids = eos if isinstance(eos, list) else [eos]
         self.end_ids = {i for i in [*eos_ids, tokenizer.eos_token_id] if i is not None}
         self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else eos_ids[0]
+        # Processed inputs kept while the trainer scores one batch again and again (cached_inputs).
+        self.inputs = InputCache()
         # A response may not contain vision placeholders: the model would look for image
         # features behind them. They are masked out of the distribution, in sampling and scoring.
         names = ("image_token_id", "video_token_id", "vision_start_token_id", "vision_end_token_id")
@@ -176,6 +180,10 @@ class HFTrainablePolicy:
         loaded.model.train()
         return cls(loaded.model, loaded.processor, max_new_tokens, max_prompt_tokens)
 
+    def cached_inputs(self) -> AbstractContextManager[InputCache]:
+        """Processes each prompt once until the block ends (one training batch), then forgets them."""
+        return self.inputs.batch()
+
     # --- prompts ---------------------------------------------------------------------------
     def encode(self, messages: Sequence[Message]) -> VisionPrompt:
         """The chat template's prompt (with the generation prompt) as ids, images expanded."""
@@ -185,15 +193,21 @@ class HFTrainablePolicy:
         return VisionPrompt(ids.tolist(), text, images)
 
     def _inputs(self, prompts: Sequence[list[int]]) -> dict[str, Any]:
-        """The left-padded model inputs of a batch of :class:`VisionPrompt` s."""
-        texts, images = [], []
-        for prompt in prompts:
-            if not isinstance(prompt, VisionPrompt):
-                raise TypeError("HFTrainablePolicy takes the prompts its own encode() returned.")
-            texts.append(prompt.text)
-            images.extend(prompt.images)
-        batch = self.processor(text=texts, images=images or None, padding=True, return_tensors="pt")
-        return dict(batch.to(self.module.device))
+        """The left-padded model inputs of a batch of :class:`VisionPrompt` s, on the model's device.
+
+        Each prompt is processed on its own (from :attr:`inputs` while a training batch is
+        open) and collated as the processor's batched call would lay it out.
+        """
+        parts = [self.inputs.get(prompt, self._process) for prompt in prompts]
+        batch = collate_padded(parts, self.pad_id)
+        return {key: value.to(self.module.device) for key, value in batch.items()}
+
+    def _process(self, prompt: list[int]) -> dict[str, torch.Tensor]:
+        """The processor's inputs of one prompt: ids, attention mask, pixels and grids of its images."""
+        if not isinstance(prompt, VisionPrompt):
+            raise TypeError("HFTrainablePolicy takes the prompts its own encode() returned.")
+        images = prompt.images or None
+        return dict(self.processor(text=[prompt.text], images=images, return_tensors="pt"))
 
     # --- sampling --------------------------------------------------------------------------
     @torch.no_grad()

@@ -14,11 +14,15 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from hybrid_agent.messages import Message
 from hybrid_agent.policies.base import FinishReason, Generation, PolicyRequest, TokenTrace
+
+if TYPE_CHECKING:
+    from grpo_trainer.model_inputs import InputCache
 
 
 @dataclass(frozen=True)
@@ -70,6 +74,19 @@ class TrainablePolicy(Protocol):
         self, prompts: Sequence[list[int]], responses: Sequence[list[int]], temperature: float
     ) -> Any:
         """``(B, L)`` log-probs of ``responses`` at ``temperature`` (0 past each end), differentiable."""
+        ...
+
+
+@runtime_checkable
+class CachesInputs(Protocol):
+    """A trainable policy that can keep its processed model inputs for one training batch.
+
+    The trainer opens :meth:`cached_inputs` around a batch's scoring and updates, which
+    score the same prompts several times (:mod:`grpo_trainer.model_inputs`).
+    """
+
+    def cached_inputs(self) -> AbstractContextManager[InputCache]:
+        """Processes each prompt once until the block ends, then forgets them."""
         ...
 
 
