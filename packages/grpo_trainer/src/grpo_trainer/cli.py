@@ -29,7 +29,8 @@ def build_policy(config: GRPOConfig) -> TrainablePolicy:
 
     An ``hf:`` checkpoint loads in fp32 for the torch backend (bf16 comes from autocast)
     and in bf16 under DeepSpeed bf16; on the rank's GPU when there is one; it samples
-    within ``[rollout]``'s ``max_new_tokens`` and ``max_prompt_tokens``.
+    within ``[rollout]``'s ``max_new_tokens`` and ``max_prompt_tokens`` and scores micro-batches
+    laid out as ``[optim] packing`` says.
     """
     if config.policy == "tiny":
         from grpo_trainer.tiny import TinyPolicy
@@ -50,6 +51,7 @@ def build_policy(config: GRPOConfig) -> TrainablePolicy:
             dtype="bfloat16" if bf16 else "float32",
             max_new_tokens=config.rollout.max_new_tokens,
             max_prompt_tokens=config.rollout.max_prompt_tokens,
+            packing=config.optim.packing,
         )
     raise ConfigError(
         f"policy {config.policy!r} is not trainable: use 'tiny' or 'hf:PATH' (a local checkpoint)."

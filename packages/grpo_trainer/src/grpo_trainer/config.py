@@ -19,6 +19,7 @@ from hybrid_agent.agent_loop import AgentConfig
 from grpo_trainer.advantage import AdvantageConfig
 from grpo_trainer.curation import CurationConfig
 from grpo_trainer.errors import ConfigError, unknown_name_message
+from grpo_trainer.packing import PACKINGS
 from grpo_trainer.probes import ProbeSettings
 from grpo_trainer.rewards import RewardConfig
 
@@ -164,6 +165,15 @@ class OptimSettings:
     ``[engine] micro_batch_size`` samples: samples sorted by length share a micro-batch while
     its padded size (rows x longest prompt + response) stays within N
     (:func:`grpo_trainer.packing.token_micro_batches`); 0 leaves it to ``micro_batch_size``.
+
+    ``packing`` lays out a micro-batch of an ``hf:`` policy: ``padded`` (the default) as
+    left-padded rows; ``padding_free`` as one row of its samples back to back, no pad token,
+    position ids restarting at each sample (the model's own multimodal rope positions) and
+    attention that stops at sample boundaries (:func:`grpo_trainer.model_inputs.collate_packed`);
+    ``micro_batch_tokens`` then budgets the sum of the lengths. Both score the same log-probs.
+    It pays on GPU with a model whose attention is ``flash_attention_2`` (varlen kernels from
+    the position ids, no mask); under SDPA or eager (CPU, and the default load) ``transformers``
+    builds a block-diagonal ``T x T`` mask for the row, which is why padded stays the default.
     """
 
     lr: float = 5e-6
@@ -178,8 +188,11 @@ class OptimSettings:
     kl_beta: float = 0.02
     total_steps: int = 100
     micro_batch_tokens: int = 0
+    packing: str = "padded"
 
     def __post_init__(self) -> None:
+        if self.packing not in PACKINGS:
+            raise ConfigError(f"packing must be one of {PACKINGS}, got {self.packing!r}.")
         if self.micro_batch_tokens < 0:
             raise ConfigError(f"micro_batch_tokens must be >= 0 (0: off), got {self.micro_batch_tokens}.")
         if self.schedule not in ("cosine", "constant"):

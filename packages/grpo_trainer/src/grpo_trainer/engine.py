@@ -275,7 +275,8 @@ class Trainer:
         budget = self.config.optim.micro_batch_tokens
         if budget:
             lengths = [len(batch["prompts"][i]) + len(batch["responses"][i]) for i in keep]
-            return [[keep[j] for j in rows] for rows in token_micro_batches(lengths, budget)]
+            padded = self.config.optim.packing == "padded"
+            return [[keep[j] for j in rows] for rows in token_micro_batches(lengths, budget, padded=padded)]
         size = self.config.engine.micro_batch_size or max(len(keep), 1)
         return [keep[lo : lo + size] for lo in range(0, len(keep), size)]
 

@@ -39,7 +39,8 @@ from hybrid_agent.policies.base import FinishReason, PolicyOptions
 from hybrid_agent.policies.hf import STOP, HFPolicy
 from torch.utils.checkpoint import checkpoint
 
-from grpo_trainer.model_inputs import InputCache, collate_padded
+from grpo_trainer.model_inputs import InputCache, RopeIndex, collate_packed, collate_padded
+from grpo_trainer.packing import PACKINGS
 from grpo_trainer.policy import Sampled
 
 # Tokens (rows x positions) per chunk of full-vocabulary values when scoring: 1,024 x 151,936 fp32 is 0.6 GB.
@@ -136,9 +137,20 @@ class HFTrainablePolicy:
     """
 
     def __init__(
-        self, model: Any, processor: Any, max_new_tokens: int = 8192, max_prompt_tokens: int = 16384
+        self,
+        model: Any,
+        processor: Any,
+        max_new_tokens: int = 8192,
+        max_prompt_tokens: int = 16384,
+        packing: str = "padded",
     ) -> None:
-        """Wraps a loaded model and processor (the processor pads on the left, as ``hf:`` does)."""
+        """Wraps a loaded model and processor (the processor pads on the left, as ``hf:`` does).
+
+        ``packing`` lays out the rows :meth:`logprobs` scores (``[optim] packing``).
+        """
+        if packing not in PACKINGS:
+            raise ValueError(f"packing must be one of {PACKINGS}, got {packing!r}.")
+        self.packing = packing
         self.module = model
         self.processor = processor
         self.processor.tokenizer.padding_side = "left"
@@ -164,6 +176,7 @@ class HFTrainablePolicy:
         dtype: str = "float32",
         max_new_tokens: int = 8192,
         max_prompt_tokens: int = 16384,
+        packing: str = "padded",
     ) -> HFTrainablePolicy:
         """Loads a local checkpoint through ``hf:``'s loader, in train mode.
 
@@ -174,11 +187,12 @@ class HFTrainablePolicy:
                 DeepSpeed bf16 (the engine keeps fp32 masters in the optimizer).
             max_new_tokens: The longest response sampled.
             max_prompt_tokens: The longest prompt sampled after (longer ones get an empty response).
+            packing: ``padded`` or ``padding_free`` rows when scoring (``[optim] packing``).
         """
         options = PolicyOptions(max_tokens=max_new_tokens, extra={"device": device, "dtype": dtype})
         loaded = HFPolicy.from_pretrained(path, options)
         loaded.model.train()
-        return cls(loaded.model, loaded.processor, max_new_tokens, max_prompt_tokens)
+        return cls(loaded.model, loaded.processor, max_new_tokens, max_prompt_tokens, packing)
 
     def cached_inputs(self) -> AbstractContextManager[InputCache]:
         """Processes each prompt once until the block ends (one training batch), then forgets them."""
@@ -286,7 +300,12 @@ class HFTrainablePolicy:
     def logprobs(
         self, prompts: Sequence[list[int]], responses: Sequence[list[int]], temperature: float = 1.0
     ) -> torch.Tensor:
-        """``(B, L)`` differentiable log-probs of ``responses`` after ``prompts`` (0 past each end)."""
+        """``(B, L)`` differentiable log-probs of ``responses`` after ``prompts`` (0 past each end).
+
+        Left-padded rows, or one padding-free row with ``packing = "padding_free"``.
+        """
+        if self.packing == "padding_free":
+            return self._packed_logprobs(prompts, responses, temperature)
         inputs = self._inputs(prompts)
         device = self.module.device
         length = max(len(r) for r in responses)
@@ -303,3 +322,27 @@ class HFTrainablePolicy:
         logits = self.module(**inputs, logits_to_keep=length + 1).logits[:, :length]
         picked = token_logprobs(logits, response, temperature, self.banned)
         return torch.where(valid, picked, torch.zeros_like(picked))
+
+    def _packed_logprobs(
+        self, prompts: Sequence[list[int]], responses: Sequence[list[int]], temperature: float
+    ) -> torch.Tensor:
+        """:meth:`logprobs` over one padding-free row (:func:`~grpo_trainer.model_inputs.collate_packed`)."""
+        parts = [self.inputs.get(prompt, self._process) for prompt in prompts]
+        packed, first = collate_packed(parts, responses, self._rope_index())
+        device = self.module.device
+        inputs = {key: value.to(device) for key, value in packed.items()}
+        # Only the logits that predict response tokens: the prompts' would be (T, V) fp32 each.
+        keep = torch.tensor([f + k for f, r in zip(first, responses, strict=True) for k in range(len(r))])
+        logits = self.module(**inputs, use_cache=False, logits_to_keep=keep.to(device)).logits
+        ids = torch.tensor([[t for r in responses for t in r]], dtype=torch.long, device=device)
+        picked = token_logprobs(logits, ids, temperature, self.banned)[0]
+        rows = picked.split([len(r) for r in responses])
+        return torch.nn.utils.rnn.pad_sequence(list(rows), batch_first=True, padding_value=0.0)
+
+    def _rope_index(self) -> RopeIndex | None:
+        """The model's multimodal rope index function (Qwen2/2.5/3-VL), wherever its wrappers put it."""
+        for module in self.module.modules():
+            rope_index = getattr(module, "get_rope_index", None)
+            if rope_index is not None:
+                return rope_index
+        return None

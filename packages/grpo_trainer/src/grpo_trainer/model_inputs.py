@@ -11,7 +11,9 @@ the collated micro-batch moves to the device.
 
 :func:`collate_padded` rebuilds exactly what the processor's own batched call gives
 (left padding, images in sample order), so a cached micro-batch scores the same
-log-probs as an uncached one.
+log-probs as an uncached one. :func:`collate_packed` is the padding-free layout
+(``[optim] packing = "padding_free"``): every sample of a micro-batch, prompt and
+response, one after another in one row, with no pad token; see its docstring.
 """
 
 from __future__ import annotations
@@ -22,9 +24,12 @@ from typing import Any
 
 import torch
 
-__all__ = ["SEQUENCE_KEYS", "InputCache", "collate_padded"]
+__all__ = ["SEQUENCE_KEYS", "InputCache", "RopeIndex", "collate_packed", "collate_padded"]
 
 Inputs = dict[str, torch.Tensor]
+# A Qwen-VL model's ``get_rope_index(input_ids, mm_token_type_ids, image_grid_thw=...)``: its
+# ``(3, 1, L)`` multimodal rope positions of one sequence (and the rope deltas, unused here).
+RopeIndex = Callable[..., tuple[torch.Tensor, torch.Tensor]]
 
 # Processor outputs laid out ``(1, L)`` along the tokens, and the value that pads each; every other
 # output (pixel_values, image_grid_thw ...) is per image and concatenates along its first dim.
@@ -100,3 +105,55 @@ def collate_padded(parts: Sequence[Inputs], pad_id: int) -> Inputs:
         else:
             out[key] = torch.cat(tensors)
     return out
+
+
+def collate_packed(
+    parts: Sequence[Inputs], responses: Sequence[Sequence[int]], rope_index: RopeIndex | None
+) -> tuple[Inputs, list[int]]:
+    """One padding-free row holding each sample's prompt and response, and where its logits start.
+
+    Position ids restart at each sample: ``(4, 1, T)`` for a Qwen-VL model (row 0 the text
+    positions ``0..L_i-1``, rows 1-3 the model's own multimodal rope positions of the sample
+    from ``rope_index``, as its padded batch would get them), ``(1, T)`` without one. There is
+    no attention mask: ``transformers`` (>= 5) reads sample boundaries from the text positions
+    restarting (``masking_utils.find_packed_sequence_indices``) and builds a block-diagonal
+    causal mask under SDPA/eager, or runs varlen kernels under ``flash_attention_2``, so no
+    token attends across samples. The model must run without a KV cache (``use_cache=False``):
+    with one, ``transformers`` does not look for packed sequences.
+
+    Args:
+        parts: Each sample's processor outputs (token tensors ``(1, P_i)``).
+        responses: Each sample's response ids (appended after its prompt).
+        rope_index: The model's ``get_rope_index``; ``None`` for a plain text model.
+
+    Returns:
+        The row's model inputs, and for each sample the index in the row of the logit that
+        predicts its first response token (``start + P_i - 1``).
+    """
+    sequences: dict[str, list[torch.Tensor]] = {key: [] for key in parts[0] if key in SEQUENCE_KEYS}
+    sequences.pop("attention_mask", None)
+    text, mrope, first = [], [], []
+    total = 0
+    for part, response in zip(parts, responses, strict=True):
+        prompt = part["input_ids"]
+        tail = torch.tensor([list(response)], dtype=prompt.dtype)
+        for key, pieces in sequences.items():  # responses are text: type 0
+            pieces.append(
+                torch.cat([part[key], tail if key == "input_ids" else torch.zeros_like(tail)], dim=1)
+            )
+        length = prompt.shape[1] + tail.shape[1]
+        text.append(torch.arange(length).view(1, -1))
+        if rope_index is not None:
+            kinds = sequences["mm_token_type_ids"][-1] if "mm_token_type_ids" in sequences else None
+            positions, _ = rope_index(
+                sequences["input_ids"][-1], kinds, image_grid_thw=part.get("image_grid_thw")
+            )
+            mrope.append(positions)
+        first.append(total + prompt.shape[1] - 1)
+        total += length
+    out = {key: torch.cat(pieces, dim=1) for key, pieces in sequences.items()}
+    positions = torch.cat(text, dim=1)
+    out["position_ids"] = torch.cat([positions[None], torch.cat(mrope, dim=2)]) if mrope else positions
+    for key in dict.fromkeys(key for part in parts for key in part if key not in SEQUENCE_KEYS):
+        out[key] = torch.cat([part[key] for part in parts if key in part])
+    return out, first
