@@ -17,12 +17,8 @@ from typing import Any
 
 import pytest
 from desktop_support import REQUIRE_DESKTOP, desktop_missing
-from osworld_mcp_env.backends.libvirt import LibvirtDesktop
-from osworld_mcp_env.backends.local import LocalDesktop
-
-# Test modules of every package read `from conftest import desktop_missing`; with this root conftest
-# that name may resolve here, so it is served here too.
-__all__ = ["desktop_missing"]
+from osworld_mcp_env.backends.libvirt.desktop import LibvirtDesktop
+from osworld_mcp_env.backends.local.desktop import LocalDesktop
 
 pytest_plugins = ["pytester"]  # tests/test_tiers.py runs a pytest inside this one
 

@@ -18,8 +18,8 @@ QUIET = ("-p", "no:cacheprovider", "-W", "ignore::pytest.PytestUnknownMarkWarnin
 
 INNER = """
 import pytest
-from osworld_mcp_env.backends.libvirt import LibvirtDesktop
-from osworld_mcp_env.backends.local import LocalDesktop
+from osworld_mcp_env.backends.libvirt.desktop import LibvirtDesktop
+from osworld_mcp_env.backends.local.desktop import LocalDesktop
 
 
 def start(cls):

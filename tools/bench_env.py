@@ -53,10 +53,10 @@ from typing import Any, cast
 import gymnasium as gym
 import numpy as np
 from bench_peer_cua import CUA_VERSION, CuaPeer  # tools/ is on sys.path when this file runs as a script
-from osworld_mcp_env.backends.cgroups import DEFAULT_CPU_WEIGHT
-from osworld_mcp_env.backends.local import LocalDesktop
-from osworld_mcp_env.env import OSWorldMCPEnv
-from osworld_mcp_env.prepared_reset import PREPARING_CPU_WEIGHT
+from osworld_mcp_env.backends.local.cgroups import DEFAULT_CPU_WEIGHT
+from osworld_mcp_env.backends.local.desktop import LocalDesktop
+from osworld_mcp_env.env.core import OSWorldMCPEnv
+from osworld_mcp_env.env.prepared_reset import PREPARING_CPU_WEIGHT
 
 ENV_ID = "osworld_mcp_env:OSWorldMCP-v0"
 NOOP = {"name": "computer_use", "arguments": {"action": "mouse_move", "coordinate": [960, 540]}}
@@ -239,7 +239,7 @@ def _sandbox_pids() -> list[int]:
 
     Other desktops on the host (another user's tests) are not descendants, so they do not count.
     """
-    from osworld_mcp_env.backends.userns import HOST_UID_BASE
+    from osworld_mcp_env.backends.local.userns import HOST_UID_BASE
 
     parents: dict[int, int] = {}
     for entry in os.listdir("/proc"):

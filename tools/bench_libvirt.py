@@ -34,9 +34,9 @@ from typing import Any, cast
 import gymnasium as gym
 from bench_env import CLICKS, ENV_ID, NOOP, _load, _memory, median_ms, p95_ms, print_table, timed_step
 from osworld_mcp_env.backends import make_desktop
-from osworld_mcp_env.backends.libvirt import LibvirtDesktop
-from osworld_mcp_env.backends.local import LocalDesktop
-from osworld_mcp_env.env import OSWorldMCPEnv
+from osworld_mcp_env.backends.libvirt.desktop import LibvirtDesktop
+from osworld_mcp_env.backends.local.desktop import LocalDesktop
+from osworld_mcp_env.env.core import OSWorldMCPEnv
 
 REPO = Path(__file__).resolve().parent.parent
 BUILD_IMAGE = REPO / "tools" / "build-image"

@@ -18,7 +18,7 @@ import subprocess
 import threading
 import time
 
-from osworld_mcp_env.backends.local import LocalDesktop, LocalDesktopConfig
+from osworld_mcp_env.backends.local.desktop import LocalDesktop, LocalDesktopConfig
 
 CURL_TIMES = "curl -s -o /dev/null -w '%{time_total} %{speed_download}\\n'"
 

@@ -37,7 +37,7 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from osworld_mcp_env.backends.home import write_home
+from osworld_mcp_env.backends.local.home import write_home
 
 CUA_VERSION = "0.3.46"
 FASTAPI_BELOW = "0.145"

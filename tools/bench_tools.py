@@ -75,8 +75,8 @@ def _files() -> dict[str, bytes]:
 
 def latency_table(n: int) -> list[tuple[str, str, float | None, float | None, int, str]]:
     """Part (a): median/p95 of each namespace's cheapest tool inside the sandbox."""
-    from osworld_mcp_env.backends.local import LocalDesktop, LocalDesktopConfig
-    from osworld_mcp_env.mcp_client import MCPToolClient
+    from osworld_mcp_env.backends.local.desktop import LocalDesktop, LocalDesktopConfig
+    from osworld_mcp_env.mcp_host.client import MCPToolClient
 
     desktop = LocalDesktop(LocalDesktopConfig(enable_mcp=True, screen_width=1280, screen_height=800))
     rows = []

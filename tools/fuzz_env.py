@@ -1,7 +1,7 @@
 """Fuzz ``env.step`` with hostile actions on a real desktop and print what came back.
 
 Seeded: the same seed, task and flags draw the same actions (see
-``osworld_mcp_env.fuzz.HostileActions`` for the classes). Resets every
+``osworld_mcp_env.devkit.fuzz.HostileActions`` for the classes). Resets every
 ``--reset-every`` steps and after an episode ends. Prints one Markdown table:
 actions, exceptions out of ``step``/``reset`` (each distinct traceback listed),
 steps over the deadline, the error-code histogram (overall and per fuzz class)
@@ -18,7 +18,7 @@ import sys
 import time
 
 import gymnasium as gym
-from osworld_mcp_env.fuzz import FuzzReport, run_fuzz
+from osworld_mcp_env.devkit.fuzz import FuzzReport, run_fuzz
 
 ENV_ID = "osworld_mcp_env:OSWorldMCP-v0"
 

@@ -26,7 +26,7 @@ from typing import Any, cast
 import gymnasium as gym
 import numpy as np
 from osworld_mcp_env.actions import INPUT_ACTIONS
-from osworld_mcp_env.env import OSWorldMCPEnv
+from osworld_mcp_env.env.core import OSWorldMCPEnv
 from osworld_mcp_env.tasks.bundled import BUNDLED_TASK_IDS
 
 ENV_ID = "osworld_mcp_env:OSWorldMCP-v0"

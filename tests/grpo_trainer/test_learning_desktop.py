@@ -25,7 +25,7 @@ from grpo_trainer.rewards import RewardConfig
 from grpo_trainer.vector import make_group_env
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "osworld_mcp_env"))
-from conftest import desktop_missing
+from desktop_support import desktop_missing
 
 pytestmark = [
     pytest.mark.desktop,

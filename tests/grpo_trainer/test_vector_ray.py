@@ -32,7 +32,7 @@ from osworld_mcp_env.tasks.bundled import bundled_solution  # noqa: E402
 from ray.cluster_utils import Cluster  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "osworld_mcp_env"))
-from conftest import desktop_missing  # noqa: E402
+from desktop_support import desktop_missing  # noqa: E402
 from polling import wait_until  # noqa: E402
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]

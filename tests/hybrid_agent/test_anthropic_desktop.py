@@ -22,7 +22,7 @@ from PIL import Image
 from script_server import ScriptServers
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "osworld_mcp_env"))
-from conftest import desktop_missing
+from desktop_support import desktop_missing
 
 pytest.importorskip("anthropic")  # the hybrid-agent[anthropic] extra
 

@@ -11,7 +11,7 @@ from hybrid_agent.recorder import EPISODES, iter_episodes, read_stop
 from osworld_mcp_env.tasks import BUNDLED_DIR
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "osworld_mcp_env"))
-from conftest import desktop_missing
+from desktop_support import desktop_missing
 
 pytestmark = [
     pytest.mark.desktop,

@@ -4,8 +4,8 @@ import pytest
 from hybrid_agent.errors import ConfigError, ToolCatalogError
 from hybrid_agent.retrieval import BM25Retriever, NameFilterRetriever, RetrievalConfig, tokenize
 from hybrid_agent.toolset import ToolSpec, load_osworld_mcp_apis, load_registry, tools_from_registry
-from osworld_mcp_env.apps import APP_ALIASES, APP_NAMESPACES, app_from_wm_class, normalize_app
 from osworld_mcp_env.data_paths import osworld_data
+from osworld_mcp_env.mcp_host.apps import APP_ALIASES, APP_NAMESPACES, app_from_wm_class, normalize_app
 
 DATA = osworld_data()
 REGISTRY = DATA.tools_registry

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 from hybrid_agent.policies import make_policy
 from hybrid_agent.runner import RunConfig, Runner
-from osworld_mcp_env import prepared_reset
+from osworld_mcp_env.env import prepared_reset
 
 
 def made_env_prepares(tmp_path, monkeypatch, fits: bool, **env_kwargs) -> bool:

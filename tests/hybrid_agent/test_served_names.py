@@ -7,8 +7,8 @@ import pytest
 from hybrid_agent.prompt import system_prompt
 from hybrid_agent.retrieval import BM25Retriever, NameFilterRetriever, RetrievalConfig
 from hybrid_agent.toolset import fold_to_served, load_registry, served_tools
-from osworld_mcp_env.apps import APP_ALIASES
 from osworld_mcp_env.data_paths import osworld_data
+from osworld_mcp_env.mcp_host.apps import APP_ALIASES
 from osworld_mcp_env.mcp_servers import NAMESPACES, registry_for
 
 DATA = osworld_data()

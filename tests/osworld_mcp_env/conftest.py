@@ -19,7 +19,7 @@ import pytest
 from desktop_support import REQUIRE_DESKTOP
 from libvirt_support import REPO, SLOW_S, daemon_pids, libvirt_missing
 from mcp_sandbox import Sandbox, start_sandbox
-from osworld_mcp_env.backends.local import LocalDesktop
+from osworld_mcp_env.backends.local.desktop import LocalDesktop
 from osworld_mcp_env.errors import DesktopStartError
 
 

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from osworld_mcp_env.backends.local import LocalDesktop, LocalDesktopConfig
-from osworld_mcp_env.mcp_client import MCPToolClient, ToolCallResult, ToolErrorCode
+from osworld_mcp_env.backends.local.desktop import LocalDesktop, LocalDesktopConfig
+from osworld_mcp_env.mcp_host.client import MCPToolClient, ToolCallResult, ToolErrorCode
 from polling import wait_until
 
 INNER_HOME = PurePosixPath("/home/user")

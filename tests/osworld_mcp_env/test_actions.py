@@ -6,8 +6,8 @@ import json
 
 import pytest
 from osworld_mcp_env.actions import COMPUTER_USE_ACTIONS, ActionLimits, GuiAction, ToolCall, parse_action
+from osworld_mcp_env.devkit.fuzz import HostileActions
 from osworld_mcp_env.errors import ActionError
-from osworld_mcp_env.fuzz import HostileActions
 
 SCREEN = (1920, 1080)
 

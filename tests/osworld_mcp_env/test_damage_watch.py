@@ -15,7 +15,7 @@ import time
 
 import numpy as np
 import pytest
-from osworld_mcp_env.backends.framebuffer import open_framebuffer
+from osworld_mcp_env.backends.local.framebuffer import open_framebuffer
 from osworld_mcp_env.guest.damage import DamageWatch
 from Xlib import X
 from Xlib import display as xdisplay

@@ -16,7 +16,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
-from osworld_mcp_env.backends.local import LocalDesktop
+from osworld_mcp_env.backends.local.desktop import LocalDesktop
 from osworld_mcp_env.info import ToolCallRecord
 from osworld_mcp_env.spaces import INSTRUCTION_MAX_CHARS, TOOL_RESULT_MAX_CHARS
 from osworld_mcp_env.tasks import load_task

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from osworld_mcp_env.devkit.fuzz import DEADLINE_SLACK_S, run_fuzz
 from osworld_mcp_env.errors import GuestTimeout
-from osworld_mcp_env.fuzz import DEADLINE_SLACK_S, run_fuzz
 from polling import wait_until
 
 pytestmark = [pytest.mark.desktop, pytest.mark.slow]

@@ -7,8 +7,8 @@ import time
 
 import numpy as np
 import pytest
-from osworld_mcp_env.backends.framebuffer import QuietFrame
 from osworld_mcp_env.backends.guest_client import bgra_to_rgb
+from osworld_mcp_env.backends.local.framebuffer import QuietFrame
 from osworld_mcp_env.guest.frame_delta import (
     MERGE_GAP_ROWS,
     FrameHistory,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from osworld_mcp_env.backends.framebuffer import SCREEN_FILE, XWD_HEADER, open_framebuffer
+from osworld_mcp_env.backends.local.framebuffer import SCREEN_FILE, XWD_HEADER, open_framebuffer
 
 
 def test_a_shrunken_screen_file_is_a_missing_frame_not_a_crash(tmp_path):

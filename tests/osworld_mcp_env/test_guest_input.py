@@ -9,7 +9,7 @@ import time
 
 import pytest
 from osworld_mcp_env.actions import COMPUTER_USE_ACTIONS, Executor
-from osworld_mcp_env.backends.local import LocalDesktop
+from osworld_mcp_env.backends.local.desktop import LocalDesktop
 from polling import wait_until
 
 pytestmark = pytest.mark.desktop

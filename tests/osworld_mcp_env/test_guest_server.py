@@ -10,7 +10,7 @@ from types import SimpleNamespace
 import numpy as np
 import openpyxl
 import pytest
-from osworld_mcp_env.backends.local import LocalDesktop
+from osworld_mcp_env.backends.local.desktop import LocalDesktop
 from osworld_mcp_env.errors import GuestRequestError, InputRejected, StaleFrameError
 from osworld_mcp_env.guest import routes_hybrid
 from PIL import Image

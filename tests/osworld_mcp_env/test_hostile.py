@@ -20,9 +20,9 @@ import time
 from pathlib import Path
 
 import pytest
-from osworld_mcp_env.backends.cgroups import CGROUP_ROOT
-from osworld_mcp_env.backends.framebuffer import SCREEN_FILE
-from osworld_mcp_env.backends.local import PACKAGE_DIR, LocalDesktop, LocalDesktopConfig
+from osworld_mcp_env.backends.local.cgroups import CGROUP_ROOT
+from osworld_mcp_env.backends.local.desktop import PACKAGE_DIR, LocalDesktop, LocalDesktopConfig
+from osworld_mcp_env.backends.local.framebuffer import SCREEN_FILE
 from polling import wait_until
 
 pytestmark = [pytest.mark.desktop, pytest.mark.slow]
@@ -315,7 +315,7 @@ def test_leftovers_of_a_killed_host_are_swept(open_root):
         f"""
         import json, sys
         from pathlib import Path
-        from osworld_mcp_env.backends.local import LocalDesktop, LocalDesktopConfig
+        from osworld_mcp_env.backends.local.desktop import LocalDesktop, LocalDesktopConfig
         d = LocalDesktop(LocalDesktopConfig(root_dir=Path({str(tmp_path)!r}), libreoffice_template=False))
         print(json.dumps({{"dir": str(d.instance_dir), "fb": str(d.fb_dir)}}), flush=True)
         sys.stdin.read()

@@ -3,7 +3,7 @@
 from pathlib import Path
 
 import pytest
-from osworld_mcp_env.backends.libvirt import LibvirtDesktopConfig
+from osworld_mcp_env.backends.libvirt.desktop import LibvirtDesktopConfig
 
 
 def test_paths_from_a_text_config_become_paths():

@@ -3,7 +3,7 @@
 import pickle
 
 import pytest
-from osworld_mcp_env.libvirt_hosts import libvirt_env_fns
+from osworld_mcp_env.backends.libvirt.hosts import libvirt_env_fns
 
 
 def test_members_interleave_the_hosts_and_pickle():

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from libvirt_support import qemu_processes
-from osworld_mcp_env.backends.vm_owner import (
+from osworld_mcp_env.backends.libvirt.vm_owner import (
     OWNER_NS,
     DomainOwner,
     OwnerHost,
@@ -29,7 +29,7 @@ from polling import wait_until
 OWNER = """
 import sys
 from pathlib import Path
-from osworld_mcp_env.backends.libvirt import LibvirtDesktop, LibvirtDesktopConfig
+from osworld_mcp_env.backends.libvirt.desktop import LibvirtDesktop, LibvirtDesktopConfig
 LibvirtDesktop(LibvirtDesktopConfig(image_dir=Path(sys.argv[1]), uri=sys.argv[2], work_dir=Path(sys.argv[3])))
 """
 

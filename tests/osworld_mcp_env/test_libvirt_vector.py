@@ -2,7 +2,7 @@
 
 Both URIs are this machine's (``qemu:///system``), which exercises the same path as one
 URI per host: each member's ``LibvirtDesktopConfig.uri`` comes from
-:func:`~osworld_mcp_env.libvirt_hosts.libvirt_env_fns`. The members run in subprocesses
+:func:`~osworld_mcp_env.backends.libvirt.hosts.libvirt_env_fns`. The members run in subprocesses
 (``executor="async"``), so the two VMs boot and step at the same time. Skipped, with the
 image and libvirtd fixtures, where test_libvirt_backend.py is skipped.
 """
@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from grpo_trainer.vector import make_group_env
 from libvirt_support import SLOW_S, qemu_processes
-from osworld_mcp_env.libvirt_hosts import libvirt_env_fns
+from osworld_mcp_env.backends.libvirt.hosts import libvirt_env_fns
 from osworld_mcp_env.tasks.bundled import bundled_solution
 from polling import wait_until
 

@@ -20,7 +20,7 @@ from pathlib import Path
 import anyio
 import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
-from osworld_mcp_env.mcp_client import MCPToolClient, ToolCallResult, ToolErrorCode
+from osworld_mcp_env.mcp_host.client import MCPToolClient, ToolCallResult, ToolErrorCode
 from polling import wait_until
 
 pytestmark = [pytest.mark.timeout(120)]

@@ -16,9 +16,9 @@ from typing import Any
 import osworld_mcp_env.mcp_servers as mcp_servers
 import pytest
 from mcp.server.mcpserver.exceptions import ToolError
-from osworld_mcp_env.mcp_servers.arith import evaluate
 from osworld_mcp_env.mcp_servers.bounds import encoded_size, fit_json
 from osworld_mcp_env.mcp_servers.config import ToolLimits
+from osworld_mcp_env.mcp_servers.tools.arith import evaluate
 
 LIMITS = ToolLimits()
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from osworld_mcp_env.mcp_client import MCPToolClient
+from osworld_mcp_env.mcp_host.client import MCPToolClient
 from polling import wait_until
 
 pytestmark = [

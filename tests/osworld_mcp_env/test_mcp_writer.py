@@ -11,7 +11,7 @@ import docx
 import pytest
 from docx.enum.text import WD_ALIGN_PARAGRAPH
 from mcp_sandbox import Sandbox, ToolCaller
-from osworld_mcp_env.mcp_servers.uno_conn import OFFICE_PROCESS_NAMES
+from osworld_mcp_env.mcp_servers.tools.uno_conn import OFFICE_PROCESS_NAMES
 from PIL import Image
 from polling import wait_until
 

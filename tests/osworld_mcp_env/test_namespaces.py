@@ -5,12 +5,12 @@ import pkgutil
 from importlib import resources
 
 import pytest
-from osworld_mcp_env.apps import APP_ALIASES, APP_NAMESPACES, app_namespaces
 from osworld_mcp_env.errors import RegistryError
+from osworld_mcp_env.mcp_host.apps import APP_ALIASES, APP_NAMESPACES, app_namespaces
+from osworld_mcp_env.mcp_host.namespaces import NAMESPACE_TABLE, NAMESPACES
 from osworld_mcp_env.mcp_servers import registry_for
 from osworld_mcp_env.mcp_servers.catalog import load_catalog
 from osworld_mcp_env.mcp_servers.registry import ToolRegistry
-from osworld_mcp_env.namespaces import NAMESPACE_TABLE, NAMESPACES
 
 ENTRIES = [NAMESPACE_TABLE.get(name) for name in NAMESPACES]
 
@@ -32,7 +32,7 @@ def test_every_table_namespace_serves_tools_built_from_its_entry(name):
 def test_every_tool_registry_in_the_servers_is_a_table_namespace():
     package = importlib.import_module("osworld_mcp_env.mcp_servers")
     found = {}
-    for info in pkgutil.iter_modules(package.__path__, package.__name__ + "."):
+    for info in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
         module = importlib.import_module(info.name)
         found |= {id(v): v for v in vars(module).values() if isinstance(v, ToolRegistry)}
     assert {r.namespace: r for r in found.values()} == {name: registry_for(name) for name in NAMESPACES}

@@ -7,7 +7,7 @@ import re
 
 import pytest
 from osworld_mcp_env.backends import make_desktop
-from osworld_mcp_env.env import EnvConfig
+from osworld_mcp_env.env.core import EnvConfig
 from osworld_mcp_env.errors import DesktopStartError
 from osworld_mcp_env.network import RELAY_PORT, NetworkConfig, NetworkMode
 from osworld_mcp_env.network.config import Address, upstream_parts

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from net_support import Tripwire, Website
-from osworld_mcp_env.backends.local import LocalDesktop, LocalDesktopConfig
+from osworld_mcp_env.backends.local.desktop import LocalDesktop, LocalDesktopConfig
 from osworld_mcp_env.evaluators import GETTERS
 from osworld_mcp_env.network import RELAY_PORT
 from osworld_mcp_env.network.policy import host_addresses

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from osworld_mcp_env.prepared_reset import PREPARED_DESKTOP_MB, prepared_resets_fit, with_prepared_resets
+from osworld_mcp_env.env.prepared_reset import PREPARED_DESKTOP_MB, prepared_resets_fit, with_prepared_resets
 
 
 def meminfo(tmp_path: Path, available_mb: int) -> Path:
@@ -27,6 +27,6 @@ def test_without_a_readable_meminfo_resets_stay_cold(tmp_path: Path) -> None:
 
 def test_an_explicit_choice_is_kept(monkeypatch) -> None:
     assert with_prepared_resets({"prepare_resets": False, "a": 1}, 1) == {"prepare_resets": False, "a": 1}
-    monkeypatch.setattr("osworld_mcp_env.prepared_reset.prepared_resets_fit", lambda envs: envs < 3)
+    monkeypatch.setattr("osworld_mcp_env.env.prepared_reset.prepared_resets_fit", lambda envs: envs < 3)
     assert with_prepared_resets({"a": 1}, 2) == {"a": 1, "prepare_resets": True}
     assert with_prepared_resets({}, 3) == {"prepare_resets": False}

@@ -20,7 +20,7 @@ from typing import cast
 
 import pytest
 from osworld_mcp_env.actions import INPUT_ACTIONS
-from osworld_mcp_env.env import OSWorldMCPEnv
+from osworld_mcp_env.env.core import OSWorldMCPEnv
 
 sys.path.insert(0, str(Path(__file__).parents[2] / "tools"))
 

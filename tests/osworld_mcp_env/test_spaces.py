@@ -14,6 +14,7 @@ import pytest
 from gymnasium.vector.utils import batch_space
 from gymnasium.wrappers import PassiveEnvChecker, TimeLimit
 from osworld_mcp_env.actions import ActionLimits
+from osworld_mcp_env.env.step_limit import TimeLimitAsMaxSteps
 from osworld_mcp_env.spaces import (
     INSTRUCTION_MAX_CHARS,
     TOOL_RESULT_MAX_CHARS,
@@ -22,7 +23,6 @@ from osworld_mcp_env.spaces import (
     fit_text_fields,
     observation_space,
 )
-from osworld_mcp_env.step_limit import TimeLimitAsMaxSteps
 from osworld_mcp_env.text import TRUNCATION_MARKER
 
 ENV_ID = "osworld_mcp_env:OSWorldMCP-v0"

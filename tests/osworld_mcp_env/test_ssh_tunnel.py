@@ -8,7 +8,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from osworld_mcp_env.backends.ssh_tunnel import SshTarget, SshTunnel, ssh_target
+from osworld_mcp_env.backends.libvirt.ssh_tunnel import SshTarget, SshTunnel, ssh_target
 from osworld_mcp_env.errors import DesktopStartError
 from sshd_support import private_sshd, sshd_missing
 

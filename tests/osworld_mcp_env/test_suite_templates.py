@@ -6,12 +6,12 @@ import re
 
 import pytest
 from osworld_mcp_env.actions import GuiAction, parse_action
+from osworld_mcp_env.devkit.validate import suite_entries
 from osworld_mcp_env.errors import TaskNotFound
 from osworld_mcp_env.tasks import TaskLibrary, load_split, load_task, split_task_ids
 from osworld_mcp_env.tasks.bundled import bundled_solution
 from osworld_mcp_env.tasks.bundled.export import seeded_files, seeded_root
 from osworld_mcp_env.tasks.templates import DOMAINS, TEMPLATES, instance_id, instantiate
-from osworld_mcp_env.validate import suite_entries
 
 ALL = TEMPLATES.names()
 

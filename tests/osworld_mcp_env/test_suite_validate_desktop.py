@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import gymnasium as gym
 import pytest
-from osworld_mcp_env.validate import suite_entries, validate
+from osworld_mcp_env.devkit.validate import suite_entries, validate
 
 pytestmark = pytest.mark.desktop
 

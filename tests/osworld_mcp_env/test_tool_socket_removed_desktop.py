@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, cast
 
 import pytest
-from osworld_mcp_env.env import OSWorldMCPEnv
+from osworld_mcp_env.env.core import OSWorldMCPEnv
 
 pytestmark = [pytest.mark.desktop, pytest.mark.timeout(300)]
 CALC = "libreoffice_calc."

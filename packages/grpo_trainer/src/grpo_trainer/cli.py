@@ -6,9 +6,10 @@ Hugging Face directory (:mod:`grpo_trainer.export`).
 One process per rank under DeepSpeed's launcher (``deepspeed --num_gpus N --module
 grpo_trainer.cli --config FILE``; see :mod:`grpo_trainer.backend_deepspeed` for
 nodes and CPU), or one plain process. Besides the launcher's rendezvous variables,
-which the DeepSpeed backend reads, the only environment input is ``LOCAL_RANK``
-here (which GPU an ``hf:`` checkpoint loads onto); everything else comes from the
-config file.
+which the DeepSpeed backend reads, the only environment inputs are ``LOCAL_RANK``
+here (which GPU an ``hf:`` checkpoint loads onto) and ``LOCAL_WORLD_SIZE`` (the ranks on
+this host, whose envs share its memory when prepared resets ask for it); everything
+else comes from the config file.
 """
 
 from __future__ import annotations
@@ -102,10 +103,16 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     import grpo_trainer  # noqa: F401  (registers the toy env)
     from grpo_trainer.engine import Trainer
+    from grpo_trainer.env_setup import env_kwargs
     from grpo_trainer.vector import make_group_env
 
+    # Every rank on this host runs its own envs, each with a prepared desktop beside it.
+    envs = (config.rollout.desktops or config.rollout.group_size) * int(os.environ.get("LOCAL_WORLD_SIZE", "1"))
+    kwargs = env_kwargs(config, envs)
+    prepare = bool(kwargs.get("prepare_resets"))
+
     def make_env() -> gym.Env:
-        return gym.make(config.env_id, **config.env_kwargs)
+        return gym.make(config.env_id, **kwargs)
 
     def make_group() -> gym.vector.VectorEnv:
         return make_group_env(make_env, config.rollout.group_size, executor=config.rollout.executor)
@@ -118,12 +125,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     policy = build_policy(config)
     if config.rollout.desktops:  # continuous rollouts: the Trainer makes and owns the desktops
         venv = None
+        desktops = [make_env] * config.rollout.desktops
         trainer = Trainer(
-            config, policy, None, config.engine.output_dir, desktops=[make_env] * config.rollout.desktops
+            config, policy, None, config.engine.output_dir, desktops=desktops, prepare_resets=prepare
         )
     else:
         venv = make_group()
-        trainer = Trainer(config, policy, venv, config.engine.output_dir)
+        trainer = Trainer(config, policy, venv, config.engine.output_dir, prepare_resets=prepare)
     for metrics in trainer.train():
         print(
             f"rank {trainer.backend.rank} step {metrics['step']}: reward {metrics['rollout/reward']:.3f} "

@@ -10,6 +10,14 @@ uses): whoever asks while the engine is generating joins the next batch, which h
 exactly the requests pending when it starts. No env waits for a group to finish, and a
 GPU engine always gets every request there is.
 
+With prepared resets (``prepare_next``), a desktop takes its next job from the queue when
+its current episode starts, not when it ends, and names that job's task in the reset
+(``prepare_next``), so the env sets the next episode up on a second desktop meanwhile and
+the reset after it is a swap. Jobs still leave the queue in order, each exactly once; the
+cost is that a job waits for the desktop that took it even if another one frees up first
+(at most one episode per desktop, at the end of a step). A desktop's first episode of a
+step resets cold: the next step's jobs are only known when it is collected.
+
 The episodes of a group still share one task and one seed (the same start state); they
 are regrouped by group id when all jobs are done. Which requests share a batch depends on
 thread timing, so continuous rollouts are not bitwise reproducible (group rollouts are).
@@ -76,6 +84,8 @@ class ContinuousRollouts:
         policy: VersionedPolicy | TrainablePolicy,
         config: RolloutConfig,
         generator: Any,
+        *,
+        prepare_next: bool = False,
     ) -> None:
         """One single-member group env per factory (an env exception becomes that episode's crash).
 
@@ -84,7 +94,9 @@ class ContinuousRollouts:
             policy: The rollout policy (a :class:`VersionedPolicy` stamps weight versions).
             config: Rollout settings (``group_size`` is the jobs', not the envs').
             generator: The ``torch.Generator`` the policy samples with (one batch at a time).
+            prepare_next: The envs prepare resets: each reset names the desktop's next task.
         """
+        self.prepare_next = prepare_next
         self.policy = policy if isinstance(policy, VersionedPolicy) else VersionedPolicy(policy)
         self.config = config
         self.envs = [make_group_env(fn, 1) for fn in env_fns]
@@ -110,10 +122,13 @@ class ContinuousRollouts:
 
         def work(venv: gym.vector.VectorEnv) -> None:
             try:
-                while (job := take()) is not None:
-                    episode = self._episode(venv, job, dispatcher)
+                job = take()
+                while job is not None:
+                    following = take() if self.prepare_next else None  # decided as this episode starts
+                    episode = self._episode(venv, job, dispatcher, following)
                     with lock:
                         done.append((job, episode))
+                    job = following if self.prepare_next else take()
             except BaseException as exc:  # re-raised by collect once every thread stopped
                 with lock:
                     failures.append(exc)
@@ -135,8 +150,20 @@ class ContinuousRollouts:
             groups.setdefault(job.group, []).append((job.member, episode))
         return [[e for _, e in sorted(groups[g], key=lambda pair: pair[0])] for g in sorted(groups)]
 
-    def _episode(self, venv: gym.vector.VectorEnv, job: RolloutJob, dispatcher: PolicyDispatcher) -> Episode:
-        """One episode of ``job`` on ``venv``, its model calls answered through ``dispatcher``."""
+    def _episode(
+        self,
+        venv: gym.vector.VectorEnv,
+        job: RolloutJob,
+        dispatcher: PolicyDispatcher,
+        following: RolloutJob | None = None,
+    ) -> Episode:
+        """One episode of ``job`` on ``venv``, its model calls answered through ``dispatcher``.
+
+        ``following`` is the job this desktop runs next: its reset prepares that task.
+        """
+        options = dict(job.reset_options)
+        if following is not None:
+            options["prepare_next"] = following.task
 
         def answer(requests: Sequence[PolicyRequest]) -> list[Generation]:
             return [dispatcher.generate(request) for request in requests]
@@ -149,7 +176,7 @@ class ContinuousRollouts:
             group=job.group,
             config=self.config,
             generator=self.generator,
-            reset_options=job.reset_options,
+            reset_options=options,
             generate=answer,
         )
         episode.member = job.member

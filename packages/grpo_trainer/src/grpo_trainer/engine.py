@@ -99,6 +99,7 @@ class Trainer:
         reset_options: Callable[[int, int], dict[str, Any]] | None = None,
         *,
         desktops: Sequence[Callable[[], gym.Env]] | None = None,
+        prepare_resets: bool | None = None,
     ) -> None:
         """Sets up the backend (optimizer, schedule) and RNGs; resumes from ``run_dir``'s checkpoint.
 
@@ -115,20 +116,20 @@ class Trainer:
                 (:mod:`grpo_trainer.continuous`): each desktop takes the step's next episode as
                 soon as its last one ended, model calls batched across desktops, instead of
                 one group at a time over ``venv``.
+            prepare_resets: Whether the envs were made with prepared resets
+                (:func:`grpo_trainer.env_setup.env_kwargs` decides it); each reset then names
+                the env's next task (``prepare_next``). ``None``: as ``config.env_kwargs`` says.
 
         Raises:
-            ConfigError: Neither or both of ``venv`` and ``desktops``; ``desktops`` with
-                ``prepare_resets`` (the next episode of a desktop is not known in advance).
+            ConfigError: Neither or both of ``venv`` and ``desktops``.
         """
         if (venv is None) == (desktops is None):
             raise ConfigError(
                 "Pass the Trainer a group env (venv) or desktops for continuous rollouts, not both."
             )
-        if desktops is not None and config.env_kwargs.get("prepare_resets"):
-            raise ConfigError(
-                "prepare_resets names each env's next task, which continuous rollouts only know when a "
-                "desktop asks for it; leave it out of env_kwargs with desktops."
-            )
+        if prepare_resets is None:
+            prepare_resets = bool(config.env_kwargs.get("prepare_resets"))
+        self.prepare_resets = prepare_resets
         self.config = config
         self.policy = policy
         self.venv = venv
@@ -160,7 +161,9 @@ class Trainer:
         self.generator = torch.Generator().manual_seed(config.engine.seed + self.backend.rank)
         self.run_dir.mkdir(parents=True, exist_ok=True)
         self.continuous = (
-            ContinuousRollouts(desktops, self.rollout_policy, self.rollout_config, self.generator)
+            ContinuousRollouts(
+                desktops, self.rollout_policy, self.rollout_config, self.generator, prepare_next=prepare_resets
+            )
             if desktops is not None
             else None
         )
@@ -206,13 +209,13 @@ class Trainer:
         """``(group index, task, reset options)`` of this rank's groups of ``step``, one at a time.
 
         Lazily: ``reset_options`` is called for a group just before it rolls out. With
-        ``prepare_resets`` in ``env_kwargs``, each group's reset also names the task this
+        prepared resets over the group env, each group's reset also names the task this
         rank resets to next (``prepare_next``), so the env sets that episode up on a fresh
-        desktop beside the running one.
+        desktop beside the running one (continuous rollouts name it per desktop instead).
         """
         n = self.config.rollout.tasks_per_step
         rank, world_size = self.backend.rank, self.backend.world_size
-        prepare = bool(self.config.env_kwargs.get("prepare_resets"))
+        prepare = self.prepare_resets and self.continuous is None
         seed = self.config.engine.seed
         for j in range(n):
             index = group_index(step, j, n, rank, world_size)

@@ -137,8 +137,8 @@ def make_group_env(
 
     Args:
         env_fn: Builds one env (``lambda: gym.make(ENV_ID, ...)``), or one factory per member
-            (members on different hosts: :func:`osworld_mcp_env.libvirt_hosts.libvirt_env_fns`). With the
-            ``async`` and ``ray`` executors a factory must pickle (cloudpickle: lambdas do).
+            (members on different hosts: :func:`osworld_mcp_env.backends.libvirt.hosts.libvirt_env_fns`).
+            With the ``async`` and ``ray`` executors a factory must pickle (cloudpickle: lambdas do).
         group_size: G; with one factory per member it may be omitted, and must match if given.
         executor: Where the members run: ``sync`` (this process, one after another), ``async``
             (one subprocess each), ``ray`` (one Ray actor each, any node of the cluster:

@@ -1,7 +1,7 @@
 """Which MCP tools are shown at a step: keyed to the active app, ranked by BM25.
 
 The active app id the env reports (a ``WM_CLASS``, a process name, an app
-name) goes through the env's alias table (``osworld_mcp_env.apps``) to a
+name) goes through the env's alias table (``osworld_mcp_env.mcp_host.apps``) to a
 canonical app key; the app key names
 its tool namespaces (``libreoffice_calc`` -> ``libreoffice_calc``,
 ``libreoffice_calc2``). Membership is exact, never a substring test (``os`` is
@@ -27,7 +27,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from osworld_mcp_env.apps import APP_NAMESPACES, normalize_app
+from osworld_mcp_env.mcp_host.apps import APP_NAMESPACES, normalize_app
 from osworld_mcp_env.registry import unknown_name_message
 from rank_bm25 import BM25Okapi
 

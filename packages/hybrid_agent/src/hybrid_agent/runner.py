@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
-from osworld_mcp_env.prepared_reset import with_prepared_resets
+from osworld_mcp_env.env.prepared_reset import with_prepared_resets
 
 from hybrid_agent.agent_loop import AgentConfig, AgentEpisode, AgentLoop, error_end
 from hybrid_agent.cost import Budget, Spend, run_spend, step_spend

@@ -11,6 +11,8 @@ step and the evaluator scores it.
 
 from gymnasium.envs.registration import WrapperSpec, register, registry
 
+from osworld_mcp_env._moved import install_moved_modules
+
 ENV_ID = "OSWorldMCP-v0"
 
 
@@ -19,17 +21,18 @@ def register_envs() -> None:
     if ENV_ID not in registry:
         register(
             id=ENV_ID,
-            entry_point="osworld_mcp_env.env:OSWorldMCPEnv",
+            entry_point="osworld_mcp_env.env.core:OSWorldMCPEnv",
             additional_wrappers=(
                 WrapperSpec(
                     name="TimeLimitAsMaxSteps",
-                    entry_point="osworld_mcp_env.step_limit:TimeLimitAsMaxSteps",
+                    entry_point="osworld_mcp_env.env.step_limit:TimeLimitAsMaxSteps",
                     kwargs={},
                 ),
             ),
         )
 
 
+install_moved_modules()
 register_envs()
 
 __all__ = ["ENV_ID", "register_envs"]

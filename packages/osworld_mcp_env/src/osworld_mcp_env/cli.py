@@ -21,7 +21,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from osworld_mcp_env import validate
+from osworld_mcp_env.devkit import validate
 from osworld_mcp_env.tasks.coverage import STATUSES, DesktopKind, coverage
 from osworld_mcp_env.tasks.fetch import cli as fetch_cli
 

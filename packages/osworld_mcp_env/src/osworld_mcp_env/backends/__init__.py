@@ -35,7 +35,7 @@ def make_desktop(name: str, *, screen_width: int, screen_height: int, **options:
 
 
 def _local(*, screen_width: int, screen_height: int, **options: Any) -> Desktop:
-    from osworld_mcp_env.backends.local import LocalDesktop, LocalDesktopConfig
+    from osworld_mcp_env.backends.local.desktop import LocalDesktop, LocalDesktopConfig
 
     return LocalDesktop(LocalDesktopConfig(screen_width=screen_width, screen_height=screen_height, **options))
 
@@ -46,7 +46,7 @@ def _libvirt(*, screen_width: int, screen_height: int, network: Any = None, **op
             "network='internet' is the local backend's (a host proxy for its sandbox); a libvirt "
             "VM's network is its domain's (docs/libvirt.md). Use backend='local' or drop network."
         )
-    from osworld_mcp_env.backends.libvirt import LibvirtDesktop, LibvirtDesktopConfig
+    from osworld_mcp_env.backends.libvirt.desktop import LibvirtDesktop, LibvirtDesktopConfig
 
     return LibvirtDesktop(
         LibvirtDesktopConfig(screen_width=screen_width, screen_height=screen_height, **options)

@@ -13,7 +13,6 @@ import time
 from typing import Any
 
 from osworld_mcp_env.actions import INPUT_ACTIONS
-from osworld_mcp_env.apps import app_from_wm_class
 from osworld_mcp_env.guest.frame_delta import format_runs, pack_runs
 from osworld_mcp_env.guest.settle import MAX_TIMER_HORIZON_MS, SettleConfig
 from osworld_mcp_env.guest.state import Guest
@@ -21,6 +20,7 @@ from osworld_mcp_env.guest.transport import Request, RequestError, Response, rou
 from osworld_mcp_env.guest.wire import WindowInfo as Window
 from osworld_mcp_env.guest.wire import layout_hash
 from osworld_mcp_env.guest.xinput import InputCancelled, UnknownKey
+from osworld_mcp_env.mcp_host.apps import app_from_wm_class
 
 log = logging.getLogger(__name__)
 

@@ -13,10 +13,10 @@ Every tool returns an :class:`~osworld_mcp_env.mcp_servers.effects.ToolOutput`
 (``structuredContent`` with an ``effect``); see ``docs/mcp_tools.md``.
 """
 
+from osworld_mcp_env.mcp_host.namespaces import NAMESPACES
 from osworld_mcp_env.mcp_servers.config import DEFAULT_UNO_URL, ServerConfig, ToolLimits
 from osworld_mcp_env.mcp_servers.effects import Effect, EffectKind, ToolOutput
 from osworld_mcp_env.mcp_servers.serve import build_all_app, build_server, registry_for, serve_all
-from osworld_mcp_env.namespaces import NAMESPACES
 
 __all__ = [
     "DEFAULT_UNO_URL",

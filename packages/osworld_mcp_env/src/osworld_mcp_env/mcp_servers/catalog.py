@@ -4,7 +4,7 @@ The JSON files under ``osworld_schemas/`` are OSWorld-MCP's ``tools/apis/*.json`
 (OpenAI function format, ``"<Class>.<method>"`` names). Models and prompts written
 for OSWorld-MCP see the same descriptions and parameter schemas here; the tool
 name becomes ``"<namespace>.<method>"``, with OSWorld-MCP's secondary groups
-folded in as the namespace table says (:data:`~osworld_mcp_env.namespaces.NAMESPACE_TABLE`:
+folded in as the namespace table says (:data:`~osworld_mcp_env.mcp_host.namespaces.NAMESPACE_TABLE`:
 ``libreoffice_calc2`` into ``libreoffice_calc``, ``code2`` into ``code``, ...).
 """
 
@@ -17,7 +17,7 @@ from importlib import resources
 from typing import Any
 
 from osworld_mcp_env.errors import RegistryError
-from osworld_mcp_env.namespaces import NAMESPACE_TABLE, NAMESPACES
+from osworld_mcp_env.mcp_host.namespaces import NAMESPACE_TABLE, NAMESPACES
 from osworld_mcp_env.registry import unknown_name_message
 
 # OSWorld-MCP schema file stem -> our namespace (the table's ``osworld_groups``).

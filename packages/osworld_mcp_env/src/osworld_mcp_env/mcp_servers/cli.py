@@ -18,8 +18,8 @@ from dataclasses import fields
 
 import anyio
 
+from osworld_mcp_env.mcp_host.namespaces import NAMESPACES
 from osworld_mcp_env.mcp_servers.config import ServerConfig
-from osworld_mcp_env.namespaces import NAMESPACES
 
 
 def _parser() -> argparse.ArgumentParser:

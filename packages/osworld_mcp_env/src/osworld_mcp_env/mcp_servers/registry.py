@@ -4,7 +4,7 @@ A namespace module writes each tool once, as a plain function whose first
 argument is the namespace's app context (the lifespan resource) and whose other
 arguments match OSWorld-MCP's parameter names::
 
-    calc = ToolRegistry(LIBREOFFICE_CALC, CalcApp.lifespan)   # an entry of osworld_mcp_env.namespaces
+    calc = ToolRegistry(LIBREOFFICE_CALC, CalcApp.lifespan)   # an entry of mcp_host.namespaces
 
     @calc.tool()
     def set_cell_value(app: CalcApp, cell: str, value: str) -> ToolOutput:
@@ -33,11 +33,11 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.tools.base import Tool
 from mcp_types import CallToolResult, ToolAnnotations
 
+from osworld_mcp_env.mcp_host.namespaces import Namespace
 from osworld_mcp_env.mcp_servers.catalog import schema_for
 from osworld_mcp_env.mcp_servers.config import ServerConfig
 from osworld_mcp_env.mcp_servers.effects import ToolOutput
 from osworld_mcp_env.mcp_servers.middleware import BoundedCalls
-from osworld_mcp_env.namespaces import Namespace
 
 logger = logging.getLogger(__name__)
 
@@ -66,7 +66,7 @@ class ToolRegistry(Generic[AppT]):
     """The tools of one namespace and the lifespan that provides their app context.
 
     Args:
-        entry: The namespace's entry in :data:`~osworld_mcp_env.namespaces.NAMESPACE_TABLE`
+        entry: The namespace's entry in :data:`~osworld_mcp_env.mcp_host.namespaces.NAMESPACE_TABLE`
             (its name is never retyped here).
         lifespan: Builds the app context the tools receive.
     """

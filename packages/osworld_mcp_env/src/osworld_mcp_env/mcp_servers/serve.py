@@ -15,11 +15,11 @@ from starlette.responses import JSONResponse
 from starlette.routing import Mount, Route
 from starlette.types import ASGIApp
 
+from osworld_mcp_env.mcp_host.namespaces import NAMESPACE_TABLE, NAMESPACES
 from osworld_mcp_env.mcp_servers.config import ServerConfig
 from osworld_mcp_env.mcp_servers.privileges import act_as_desktop_user, bind_unix_socket
 from osworld_mcp_env.mcp_servers.registry import ToolRegistry
 from osworld_mcp_env.mcp_servers.wire import BodyLimit
-from osworld_mcp_env.namespaces import NAMESPACE_TABLE, NAMESPACES
 
 
 def registry_for(name: str) -> ToolRegistry[Any]:

@@ -1,7 +1,7 @@
 """The env's side of the MCP route: one client per desktop and the catalog for the focused app.
 
 The catalog shown with each observation follows the focused window: its
-``WM_CLASS`` goes through :mod:`osworld_mcp_env.apps` to an app and its
+``WM_CLASS`` goes through :mod:`osworld_mcp_env.mcp_host.apps` to an app and its
 namespaces; an app without tools gets an explicit empty list, never every tool.
 
 Every wait here (the tool host's socket appearing, listing a namespace) is bounded
@@ -20,12 +20,12 @@ import os
 import time
 from typing import Any
 
-from osworld_mcp_env.apps import app_namespaces
 from osworld_mcp_env.backends.base import Desktop
 from osworld_mcp_env.deadline import budget
 from osworld_mcp_env.errors import DesktopError
 from osworld_mcp_env.info import ToolSchema
-from osworld_mcp_env.mcp_client import MCPToolClient, ToolCallResult
+from osworld_mcp_env.mcp_host.apps import app_namespaces
+from osworld_mcp_env.mcp_host.client import MCPToolClient, ToolCallResult
 from osworld_mcp_env.mcp_servers.catalog import NAMESPACES
 
 SOCKET_WAIT_S = 20.0

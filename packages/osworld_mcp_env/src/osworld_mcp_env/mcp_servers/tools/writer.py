@@ -12,17 +12,17 @@ from typing import Any
 import regex
 from mcp.server.mcpserver.exceptions import ToolError
 
+from osworld_mcp_env.mcp_host.namespaces import LIBREOFFICE_WRITER
 from osworld_mcp_env.mcp_servers.effects import ToolOutput, changed, no_effect, read
-from osworld_mcp_env.mcp_servers.office_common import (
+from osworld_mcp_env.mcp_servers.registry import ToolRegistry
+from osworld_mcp_env.mcp_servers.tools.office_common import (
     default_export_path,
     document_path,
     export_document,
     parse_colour,
     save_document,
 )
-from osworld_mcp_env.mcp_servers.registry import ToolRegistry
-from osworld_mcp_env.mcp_servers.uno_conn import WRITER, OfficeApp, office_lifespan, to_url
-from osworld_mcp_env.namespaces import LIBREOFFICE_WRITER
+from osworld_mcp_env.mcp_servers.tools.uno_conn import WRITER, OfficeApp, office_lifespan, to_url
 
 writer: ToolRegistry[OfficeApp] = ToolRegistry(LIBREOFFICE_WRITER, office_lifespan(WRITER))
 

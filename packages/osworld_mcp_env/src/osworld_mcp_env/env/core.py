@@ -36,12 +36,12 @@ from osworld_mcp_env.actions import (
     ToolCall,
     parse_action,
 )
-from osworld_mcp_env.apps import app_from_wm_class
 from osworld_mcp_env.backends import Desktop, make_desktop
 from osworld_mcp_env.backends.base import CpuWeighted, ScreenCapture
-from osworld_mcp_env.backends.cgroups import DEFAULT_CPU_WEIGHT
+from osworld_mcp_env.backends.local.cgroups import DEFAULT_CPU_WEIGHT
 from osworld_mcp_env.deadline import budget, deadline
-from osworld_mcp_env.env_tools import ToolCatalog
+from osworld_mcp_env.env.prepared_reset import PREPARING_CPU_WEIGHT, PreparedEpisode, Register, ResetPreparer
+from osworld_mcp_env.env.tools import ToolCatalog
 from osworld_mcp_env.errors import (
     ActionError,
     DesktopError,
@@ -62,8 +62,8 @@ from osworld_mcp_env.info import (
     ToolCallRecord,
     ToolSchema,
 )
+from osworld_mcp_env.mcp_host.apps import app_from_wm_class
 from osworld_mcp_env.network import NetworkConfig, NetworkMode
-from osworld_mcp_env.prepared_reset import PREPARING_CPU_WEIGHT, PreparedEpisode, Register, ResetPreparer
 from osworld_mcp_env.spaces import Call, action_space, fit_text_fields, observation_space
 from osworld_mcp_env.tasks.bundled import materialize_bundled_files
 from osworld_mcp_env.tasks.context import TaskContext, TaskRunConfig

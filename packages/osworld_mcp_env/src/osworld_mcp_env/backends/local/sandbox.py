@@ -1,6 +1,6 @@
 """Process plumbing of one bubblewrap sandbox: slots, the spawner thread, PID 1 and its namespace.
 
-Kept apart from :mod:`osworld_mcp_env.backends.local` (which decides *what* runs in the
+Kept apart from :mod:`osworld_mcp_env.backends.local.desktop` (which decides *what* runs in the
 sandbox) because these pieces carry the measured pitfalls: ``--die-with-parent`` is
 bound to the forking thread, threads do not survive ``fork()``, and killing the
 namespace's PID 1 kills the rest asynchronously.

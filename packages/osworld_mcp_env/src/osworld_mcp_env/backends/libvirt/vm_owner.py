@@ -1,6 +1,6 @@
 """Who owns a desktop VM, recorded in its libvirt domain, and the sweep of VMs whose owner died.
 
-A :class:`~osworld_mcp_env.backends.libvirt.LibvirtDesktop` starts its domain with
+A :class:`~osworld_mcp_env.backends.libvirt.desktop.LibvirtDesktop` starts its domain with
 ``VIR_DOMAIN_START_AUTODESTROY``: libvirt destroys the VM when the owner's connection
 closes, which a dead process does however it died (SIGKILL, the OOM killer, a Ray
 actor's end, SIGTERM with no ``atexit``). Its ``close()`` never ran then, so the

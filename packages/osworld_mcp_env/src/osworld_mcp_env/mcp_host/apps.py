@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from osworld_mcp_env.namespaces import NAMESPACE_TABLE, NAMESPACES
+from osworld_mcp_env.mcp_host.namespaces import NAMESPACE_TABLE, NAMESPACES
 
 # Raw app ids (lower-cased: WM_CLASS parts, task spellings, process names) -> canonical key.
 APP_ALIASES: Mapping[str, str] = MappingProxyType(

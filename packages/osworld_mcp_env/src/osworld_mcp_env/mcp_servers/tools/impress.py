@@ -12,15 +12,21 @@ from typing import Any
 
 from mcp.server.mcpserver.exceptions import ToolError
 
+from osworld_mcp_env.mcp_host.namespaces import LIBREOFFICE_IMPRESS
 from osworld_mcp_env.mcp_servers.effects import ToolOutput, changed, no_effect, read
-from osworld_mcp_env.mcp_servers.office_common import (
+from osworld_mcp_env.mcp_servers.registry import ToolRegistry
+from osworld_mcp_env.mcp_servers.tools.office_common import (
     export_document,
     parse_colour,
     save_document,
 )
-from osworld_mcp_env.mcp_servers.registry import ToolRegistry
-from osworld_mcp_env.mcp_servers.uno_conn import IMPRESS, OfficeApp, office_lifespan, stat_or_none, to_url
-from osworld_mcp_env.namespaces import LIBREOFFICE_IMPRESS
+from osworld_mcp_env.mcp_servers.tools.uno_conn import (
+    IMPRESS,
+    OfficeApp,
+    office_lifespan,
+    stat_or_none,
+    to_url,
+)
 
 impress: ToolRegistry[OfficeApp] = ToolRegistry(LIBREOFFICE_IMPRESS, office_lifespan(IMPRESS))
 

@@ -1,6 +1,6 @@
 """``libreoffice_calc``: charts, pivot tables and OSWorld-MCP's ``libreoffice_calc2`` tools.
 
-They register on :data:`~osworld_mcp_env.mcp_servers.calc.calc`; the namespace table
+They register on :data:`~osworld_mcp_env.mcp_servers.tools.calc.calc`; the namespace table
 (``LIBREOFFICE_CALC.modules``) lists this module after ``calc``, so serving the namespace
 imports both and ``calc`` never imports this one.
 """
@@ -14,7 +14,8 @@ from typing import Any
 
 from mcp.server.mcpserver.exceptions import ToolError
 
-from osworld_mcp_env.mcp_servers.calc import (
+from osworld_mcp_env.mcp_servers.effects import ToolOutput, changed, no_effect
+from osworld_mcp_env.mcp_servers.tools.calc import (
     active_sheet,
     calc,
     cell_range,
@@ -26,12 +27,11 @@ from osworld_mcp_env.mcp_servers.calc import (
     used_area,
     write_cell,
 )
-from osworld_mcp_env.mcp_servers.calc import (
+from osworld_mcp_env.mcp_servers.tools.calc import (
     cell_range as range_of,  # for tools whose ``cell_range`` argument shadows the function
 )
-from osworld_mcp_env.mcp_servers.effects import ToolOutput, changed, no_effect
-from osworld_mcp_env.mcp_servers.office_common import cell_name, column_index, export_document
-from osworld_mcp_env.mcp_servers.uno_conn import OfficeApp
+from osworld_mcp_env.mcp_servers.tools.office_common import cell_name, column_index, export_document
+from osworld_mcp_env.mcp_servers.tools.uno_conn import OfficeApp
 
 _CHARTS = {
     "bar": ("com.sun.star.chart.BarDiagram", {"Vertical": True}),

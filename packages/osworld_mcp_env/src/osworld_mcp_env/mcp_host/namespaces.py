@@ -3,11 +3,11 @@
 Every reader of "which namespaces exist" reads :data:`NAMESPACE_TABLE`: the schema
 catalog (which OSWorld-MCP groups fold into which namespace), the server
 (:func:`~osworld_mcp_env.mcp_servers.serve.registry_for` imports ``modules``), the app
-table (:data:`~osworld_mcp_env.apps.APP_NAMESPACES`: the focused app's tool groups)
+table (:data:`~osworld_mcp_env.mcp_host.apps.APP_NAMESPACES`: the focused app's tool groups)
 and each namespace's ``ToolRegistry``, which is built from its entry here rather than
 from a retyped name.
 
-Standard library only: :mod:`osworld_mcp_env.apps` imports it, and the MCP SDK is not
+Standard library only: :mod:`osworld_mcp_env.mcp_host.apps` imports it, and the MCP SDK is not
 needed to know the names.
 """
 
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from osworld_mcp_env.registry import Registry
 
-_SERVERS = "osworld_mcp_env.mcp_servers"
+_SERVERS = "osworld_mcp_env.mcp_servers.tools"
 
 
 @dataclass(frozen=True)
@@ -31,7 +31,7 @@ class Namespace:
         registry: The attribute of ``modules[0]`` that holds the ``ToolRegistry``.
         osworld_groups: OSWorld-MCP's tool groups (schema file stems under
             ``mcp_servers/osworld_schemas``) folded into this namespace, its own first.
-        apps: Canonical app keys (:mod:`osworld_mcp_env.apps`) whose focus shows these tools.
+        apps: Canonical app keys (:mod:`osworld_mcp_env.mcp_host.apps`) whose focus shows these tools.
         description: What the tools act on.
     """
 

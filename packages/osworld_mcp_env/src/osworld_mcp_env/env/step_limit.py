@@ -15,7 +15,7 @@ from typing import Any
 import gymnasium as gym
 from gymnasium.utils import RecordConstructorArgs
 
-from osworld_mcp_env.env import OSWorldMCPEnv
+from osworld_mcp_env.env.core import OSWorldMCPEnv
 
 
 class TimeLimitAsMaxSteps(gym.Wrapper[Any, Any, Any, Any], RecordConstructorArgs):

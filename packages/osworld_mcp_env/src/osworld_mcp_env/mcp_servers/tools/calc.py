@@ -11,8 +11,10 @@ from typing import Any
 
 from mcp.server.mcpserver.exceptions import ToolError
 
+from osworld_mcp_env.mcp_host.namespaces import LIBREOFFICE_CALC
 from osworld_mcp_env.mcp_servers.effects import ToolOutput, changed, no_effect, read
-from osworld_mcp_env.mcp_servers.office_common import (
+from osworld_mcp_env.mcp_servers.registry import ToolRegistry
+from osworld_mcp_env.mcp_servers.tools.office_common import (
     cell_name,
     column_index,
     column_letter,
@@ -22,9 +24,7 @@ from osworld_mcp_env.mcp_servers.office_common import (
     parse_colour,
     save_document,
 )
-from osworld_mcp_env.mcp_servers.registry import ToolRegistry
-from osworld_mcp_env.mcp_servers.uno_conn import CALC, OfficeApp, office_lifespan
-from osworld_mcp_env.namespaces import LIBREOFFICE_CALC
+from osworld_mcp_env.mcp_servers.tools.uno_conn import CALC, OfficeApp, office_lifespan
 
 calc: ToolRegistry[OfficeApp] = ToolRegistry(LIBREOFFICE_CALC, office_lifespan(CALC))
 

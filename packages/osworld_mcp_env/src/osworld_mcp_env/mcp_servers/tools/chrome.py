@@ -21,11 +21,11 @@ from typing import Any
 
 from mcp.server.mcpserver.exceptions import ToolError
 
+from osworld_mcp_env.mcp_host.namespaces import GOOGLE_CHROME
 from osworld_mcp_env.mcp_servers import privileges
 from osworld_mcp_env.mcp_servers.config import ServerConfig
 from osworld_mcp_env.mcp_servers.effects import ToolOutput, changed, unknown_effect
 from osworld_mcp_env.mcp_servers.registry import ToolRegistry
-from osworld_mcp_env.namespaces import GOOGLE_CHROME
 
 
 @dataclass

@@ -470,7 +470,7 @@ def run_fuzz(
         on_step: Called after every step with its index and the report so far (progress).
     """
     # Here, not at the top: the action stream above is usable without the env and its evaluators.
-    from osworld_mcp_env.env import OSWorldMCPEnv
+    from osworld_mcp_env.env.core import OSWorldMCPEnv
 
     unwrapped = env.unwrapped
     if not isinstance(unwrapped, OSWorldMCPEnv):

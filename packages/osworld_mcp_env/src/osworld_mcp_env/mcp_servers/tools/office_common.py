@@ -9,7 +9,7 @@ from typing import Any
 from mcp.server.mcpserver.exceptions import ToolError
 
 from osworld_mcp_env.mcp_servers.effects import ToolOutput, changed, no_effect
-from osworld_mcp_env.mcp_servers.uno_conn import OfficeApp, from_url, stat_or_none, to_url
+from osworld_mcp_env.mcp_servers.tools.uno_conn import OfficeApp, from_url, stat_or_none, to_url
 
 _NAMED_COLOURS = {
     "black": 0x000000,

@@ -22,11 +22,11 @@ from typing import Any
 
 from mcp.server.mcpserver.exceptions import ToolError
 
+from osworld_mcp_env.mcp_host.namespaces import VLC
 from osworld_mcp_env.mcp_servers.config import ServerConfig
 from osworld_mcp_env.mcp_servers.effects import ToolOutput, changed, no_effect, read
 from osworld_mcp_env.mcp_servers.registry import ToolRegistry
-from osworld_mcp_env.mcp_servers.walk import TreeWalk
-from osworld_mcp_env.namespaces import VLC
+from osworld_mcp_env.mcp_servers.tools.walk import TreeWalk
 
 MEDIA_SUFFIXES = ["mp4", "avi", "mkv", "mov", "mp3", "m4a", "wav"]
 

@@ -46,20 +46,20 @@ from typing import Any
 
 from osworld_mcp_env.backends.guest_backed import GuestBackedDesktop
 from osworld_mcp_env.backends.guest_client import GuestClient
-from osworld_mcp_env.backends.osworld_guest_client import (
-    OSWORLD_FORWARDS,
-    OSWORLD_GUEST_PORT,
-    OSWorldGuestClient,
-)
-from osworld_mcp_env.backends.ssh_tunnel import LOCAL_HOSTS, SshTunnel, ssh_target
-from osworld_mcp_env.backends.vm_domain import (
+from osworld_mcp_env.backends.libvirt.ssh_tunnel import LOCAL_HOSTS, SshTunnel, ssh_target
+from osworld_mcp_env.backends.libvirt.vm_domain import (
     DomainSpec,
     choose_accel,
     domain_xml,
     free_loopback_port,
     warn_once,
 )
-from osworld_mcp_env.backends.vm_owner import DomainOwner, sweep_orphaned_domains
+from osworld_mcp_env.backends.libvirt.vm_owner import DomainOwner, sweep_orphaned_domains
+from osworld_mcp_env.backends.osworld_guest_client import (
+    OSWORLD_FORWARDS,
+    OSWORLD_GUEST_PORT,
+    OSWorldGuestClient,
+)
 from osworld_mcp_env.errors import DesktopError, DesktopStartError, GuestRequestError
 from osworld_mcp_env.guest.token_relay import HostRelay
 
@@ -92,9 +92,9 @@ class LibvirtDesktopConfig:
             on an idle 2-core machine).
         reset_timeout_s: Deadline for the guest server to answer after a snapshot revert.
         request_timeout_s: Default deadline of one guest request.
-        settle_horizon_ms: As :class:`~osworld_mcp_env.backends.local.LocalDesktopConfig`'s
+        settle_horizon_ms: As :class:`~osworld_mcp_env.backends.local.desktop.LocalDesktopConfig`'s
             (this project's guest API only).
-        settle_app_horizons_ms: As :class:`~osworld_mcp_env.backends.local.LocalDesktopConfig`'s
+        settle_app_horizons_ms: As :class:`~osworld_mcp_env.backends.local.desktop.LocalDesktopConfig`'s
             (this project's guest API only).
         guest_port: The guest server's TCP port inside the VM (the image's: 80) under
             ``guest_api="hybrid"``; OSWorld's API is on 5000.

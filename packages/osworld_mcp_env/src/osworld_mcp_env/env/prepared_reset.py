@@ -31,7 +31,7 @@ from typing import Any, Protocol
 
 from osworld_mcp_env.backends.base import Desktop
 from osworld_mcp_env.deadline import deadline
-from osworld_mcp_env.env_tools import ToolCatalog
+from osworld_mcp_env.env.tools import ToolCatalog
 from osworld_mcp_env.errors import DesktopError
 from osworld_mcp_env.tasks.context import TaskContext
 from osworld_mcp_env.tasks.model import Task

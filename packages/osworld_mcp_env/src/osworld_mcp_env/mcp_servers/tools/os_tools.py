@@ -20,13 +20,13 @@ from urllib.parse import unquote
 
 from mcp.server.mcpserver.exceptions import ToolError
 
+from osworld_mcp_env.mcp_host.namespaces import OS
 from osworld_mcp_env.mcp_servers import privileges
-from osworld_mcp_env.mcp_servers.arith import evaluate
 from osworld_mcp_env.mcp_servers.config import ServerConfig
 from osworld_mcp_env.mcp_servers.effects import ToolOutput, changed, no_effect, read
 from osworld_mcp_env.mcp_servers.registry import ToolRegistry
-from osworld_mcp_env.mcp_servers.walk import TreeWalk
-from osworld_mcp_env.namespaces import OS
+from osworld_mcp_env.mcp_servers.tools.arith import evaluate
+from osworld_mcp_env.mcp_servers.tools.walk import TreeWalk
 
 MAX_RESULTS = 500
 

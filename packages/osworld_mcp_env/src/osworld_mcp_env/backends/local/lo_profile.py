@@ -5,7 +5,7 @@ costs ~1.3 s (it builds the rest of the profile first); from a profile that a
 previous clean start left behind it costs ~0.45 s. Every reset starts
 LibreOffice, so the template is built once, in a throwaway desktop, read out as a
 tar archive through the guest and made part of the home template
-(:func:`osworld_mcp_env.backends.home.ensure_home_template`).
+(:func:`osworld_mcp_env.backends.local.home.ensure_home_template`).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Protocol
 
 from osworld_mcp_env.backends.base import Desktop
-from osworld_mcp_env.backends.home import registry_xcu
+from osworld_mcp_env.backends.local.home import registry_xcu
 from osworld_mcp_env.errors import DesktopStartError
 
 PROFILE_RELATIVE = Path(".config/libreoffice")

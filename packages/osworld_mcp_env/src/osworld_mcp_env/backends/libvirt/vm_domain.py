@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from xml.sax.saxutils import escape, quoteattr
 
-from osworld_mcp_env.backends.vm_owner import DomainOwner
+from osworld_mcp_env.backends.libvirt.vm_owner import DomainOwner
 
 KERNEL_CMDLINE = "root=/dev/vda rw console=ttyS0 net.ifnames=0 quiet"
 # The guest NIC's PCI slot: without an explicit one, libvirt puts it where the VGA goes.

@@ -21,12 +21,12 @@ from pathlib import Path
 
 from mcp.server.mcpserver.exceptions import ToolError
 
+from osworld_mcp_env.mcp_host.namespaces import CODE
 from osworld_mcp_env.mcp_servers import privileges
 from osworld_mcp_env.mcp_servers.config import ServerConfig
 from osworld_mcp_env.mcp_servers.effects import ToolOutput, changed, no_effect, read
 from osworld_mcp_env.mcp_servers.registry import ToolRegistry
-from osworld_mcp_env.mcp_servers.walk import TreeWalk
-from osworld_mcp_env.namespaces import CODE
+from osworld_mcp_env.mcp_servers.tools.walk import TreeWalk
 
 STYLE_DIRS = (Path("/usr/share/gtksourceview-4/styles"), Path("/usr/share/gtksourceview-3.0/styles"))
 SCHEMA_VIEW = "org.xfce.mousepad.preferences.view"

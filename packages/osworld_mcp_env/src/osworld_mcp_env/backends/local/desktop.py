@@ -2,7 +2,7 @@
 
 The trust boundary is built in, because an RL agent finds every shortcut:
 
-- **Two host uids per desktop** (:mod:`~osworld_mcp_env.backends.userns`): the
+- **Two host uids per desktop** (:mod:`~osworld_mcp_env.backends.local.userns`): the
   infrastructure (X server, window manager, guest server, MCP host) runs as the
   namespace's root, the desktop user's processes as uid 1000 inside. The agent can
   neither signal, trace nor replace the infrastructure, nor reach its sockets:
@@ -46,24 +46,24 @@ from pathlib import Path
 from typing import Any
 
 from osworld_mcp_env.backends.base import GuiResult, ScreenCapture
-from osworld_mcp_env.backends.cgroups import CgroupLimits, DesktopCgroup, sweep_stale_groups
-from osworld_mcp_env.backends.framebuffer import QuietFrame, XvfbFramebuffer, open_framebuffer
 from osworld_mcp_env.backends.guest_backed import GuestBackedDesktop
 from osworld_mcp_env.backends.guest_client import Focus, GuestClient
-from osworld_mcp_env.backends.home import ensure_home_template
-from osworld_mcp_env.backends.sandbox import (
+from osworld_mcp_env.backends.local.cgroups import CgroupLimits, DesktopCgroup, sweep_stale_groups
+from osworld_mcp_env.backends.local.framebuffer import QuietFrame, XvfbFramebuffer, open_framebuffer
+from osworld_mcp_env.backends.local.home import ensure_home_template
+from osworld_mcp_env.backends.local.sandbox import (
     SandboxProcess,
     SlotAllocator,
     namespace_members,
     read_child_pid,
     spawner,
 )
-from osworld_mcp_env.backends.userns import DESKTOP_UID, UidPair, spawn_in_user_namespace
+from osworld_mcp_env.backends.local.userns import DESKTOP_UID, UidPair, spawn_in_user_namespace
 from osworld_mcp_env.errors import DesktopError, DesktopStartError
 from osworld_mcp_env.network.config import NetworkConfig
 from osworld_mcp_env.network.host_proxy import HostProxy
 
-GUEST_DIR = Path(__file__).resolve().parent.parent / "guest"
+GUEST_DIR = Path(__file__).resolve().parents[2] / "guest"
 PACKAGE_DIR = GUEST_DIR.parent
 SANDBOX_UID = DESKTOP_UID
 REQUIRED_BINARIES = ("bwrap", "Xvfb", "openbox", "dbus-daemon", "setpriv")
@@ -598,7 +598,7 @@ def _guest_paths(guest_python: str) -> list[Path]:
 
 
 def _profile_template(root: Path, config: LocalDesktopConfig) -> Path | None:
-    from osworld_mcp_env.backends.lo_profile import ensure_template
+    from osworld_mcp_env.backends.local.lo_profile import ensure_template
 
     return ensure_template(root, lambda: LocalDesktop(replace(config, libreoffice_template=False)))
 

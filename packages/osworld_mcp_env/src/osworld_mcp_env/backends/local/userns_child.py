@@ -1,6 +1,6 @@
 """The first process of a sandbox: a user namespace whose map the host writes, then ``exec``.
 
-Run by :func:`osworld_mcp_env.backends.userns.spawn_in_user_namespace` as
+Run by :func:`osworld_mcp_env.backends.local.userns.spawn_in_user_namespace` as
 ``python -I -S userns_child.py READY_FD GO_FD COMMAND...``. A process can only map
 one uid into a namespace it creates itself; a second host uid (the desktop user,
 apart from the infrastructure) needs a privileged process *outside* to write
