@@ -6,7 +6,6 @@ schedule would time the wait out), and the dispatcher's queue says which request
 pending when a batch starts.
 """
 
-import dataclasses
 import threading
 from collections.abc import Sequence
 
@@ -166,6 +165,3 @@ def test_the_trainer_takes_a_group_env_or_desktops(tmp_path):
     config = toy_config()
     with pytest.raises(ConfigError, match="not both"):
         Trainer(config, TinyPolicy(MENU), None, tmp_path)
-    prepared = dataclasses.replace(config, env_kwargs={"prepare_resets": True})
-    with pytest.raises(ConfigError, match="prepare_resets"):
-        Trainer(prepared, TinyPolicy(MENU), None, tmp_path, desktops=[lambda: gym.make(config.env_id)])

@@ -107,7 +107,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     from grpo_trainer.vector import make_group_env
 
     # Every rank on this host runs its own envs, each with a prepared desktop beside it.
-    envs = (config.rollout.desktops or config.rollout.group_size) * int(os.environ.get("LOCAL_WORLD_SIZE", "1"))
+    envs = (config.rollout.desktops or config.rollout.group_size) * int(
+        os.environ.get("LOCAL_WORLD_SIZE", "1")
+    )
     kwargs = env_kwargs(config, envs)
     prepare = bool(kwargs.get("prepare_resets"))
 

@@ -162,7 +162,11 @@ class Trainer:
         self.run_dir.mkdir(parents=True, exist_ok=True)
         self.continuous = (
             ContinuousRollouts(
-                desktops, self.rollout_policy, self.rollout_config, self.generator, prepare_next=prepare_resets
+                desktops,
+                self.rollout_policy,
+                self.rollout_config,
+                self.generator,
+                prepare_next=prepare_resets,
             )
             if desktops is not None
             else None
