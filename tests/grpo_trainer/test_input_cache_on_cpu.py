@@ -86,6 +86,17 @@ def test_per_sample_collation_scores_what_the_batched_processor_scores():
     assert torch.equal(cached, expected)
 
 
+def test_a_bf16_model_gets_bf16_pixels_and_scores_what_fp32_pixels_score():
+    """The vision tower casts pixels to its dtype first, so casting them before caching changes nothing."""
+    policy = tiny_vlm_policy()
+    policy.module.to(torch.bfloat16).eval()
+    prompts = _prompts(policy)
+    responses = [[50, 61, 72], [80], [90, 101]]
+    assert policy._process(prompts[0])["pixel_values"].dtype == torch.bfloat16
+    with torch.no_grad():
+        assert torch.equal(policy.logprobs(prompts, responses), _batched_logprobs(policy, prompts, responses))
+
+
 def test_the_processor_runs_once_per_sample_per_batch_and_the_batch_forgets():
     policy = tiny_vlm_policy()
     prompts = _prompts(policy)

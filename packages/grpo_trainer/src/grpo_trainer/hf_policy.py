@@ -217,11 +217,17 @@ class HFTrainablePolicy:
         return {key: value.to(self.module.device) for key, value in batch.items()}
 
     def _process(self, prompt: list[int]) -> dict[str, torch.Tensor]:
-        """The processor's inputs of one prompt: ids, attention mask, pixels and grids of its images."""
+        """The processor's inputs of one prompt: ids, attention mask, pixels and grids of its images.
+
+        Pixels come in the model's dtype: the vision tower casts them to it first thing, so a
+        bf16 model scores the same, and a cached window of screenshots takes half the memory.
+        """
         if not isinstance(prompt, VisionPrompt):
             raise TypeError("HFTrainablePolicy takes the prompts its own encode() returned.")
         images = prompt.images or None
-        return dict(self.processor(text=[prompt.text], images=images, return_tensors="pt"))
+        inputs = dict(self.processor(text=[prompt.text], images=images, return_tensors="pt"))
+        dtype = self.module.dtype
+        return {key: v.to(dtype) if v.is_floating_point() else v for key, v in inputs.items()}
 
     # --- sampling --------------------------------------------------------------------------
     @torch.no_grad()

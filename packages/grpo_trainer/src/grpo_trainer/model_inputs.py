@@ -93,6 +93,8 @@ def collate_padded(parts: Sequence[Inputs], pad_id: int) -> Inputs:
         Token tensors ``(B, max L_i)`` padded on the left; per-image tensors concatenated
         in sample order (a sample without images adds none).
     """
+    if len(parts) == 1:  # nothing to pad: no copy of a window's pixels
+        return dict(parts[0])
     length = max(part["input_ids"].shape[1] for part in parts)
     out: Inputs = {}
     for key in dict.fromkeys(key for part in parts for key in part):  # a sample without images lacks some
