@@ -14,18 +14,15 @@ cache with :func:`materialize_bundled_files`, so every ``download`` and
 
 from __future__ import annotations
 
-import io
 import json
 from collections.abc import Callable, Iterable
 from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
-import docx
-import openpyxl
-
 from osworld_mcp_env.errors import TaskNotFound
 from osworld_mcp_env.tasks.bundled import calc, chrome, impress, multi_apps, os, vlc, writer  # noqa: F401 - register templates
+from osworld_mcp_env.tasks.bundled.files import docx_bytes, xlsx
 from osworld_mcp_env.tasks.cache import FileCache
 from osworld_mcp_env.tasks.templates import instantiate, parse_instance_id
 
@@ -42,32 +39,12 @@ WRITER_PARAGRAPHS = (
 SolutionVariant = Literal["oracle", "wrong", "tools"]
 
 
-def _xlsx(rows: Iterable[Iterable[Any]]) -> bytes:
-    wb = openpyxl.Workbook()
-    ws = wb.active
-    ws.title = "Sheet1"
-    for row in rows:
-        ws.append(list(row))
-    buf = io.BytesIO()
-    wb.save(buf)
-    return buf.getvalue()
-
-
-def _docx(paragraphs: Iterable[str]) -> bytes:
-    doc = docx.Document()
-    for text in paragraphs:
-        doc.add_paragraph(text)
-    buf = io.BytesIO()
-    doc.save(buf)
-    return buf.getvalue()
-
-
 def calc_sum_column_files() -> dict[str, bytes]:
     """numbers.xlsx (A1:A5) and its gold copy with the sum in B1."""
     gold = [[CALC_NUMBERS[0], sum(CALC_NUMBERS)], *[[n] for n in CALC_NUMBERS[1:]]]
     return {
-        f"{BUNDLED_URL}/calc-sum-column/numbers.xlsx": _xlsx([n] for n in CALC_NUMBERS),
-        f"{BUNDLED_URL}/calc-sum-column/numbers_gold.xlsx": _xlsx(gold),
+        f"{BUNDLED_URL}/calc-sum-column/numbers.xlsx": xlsx([n] for n in CALC_NUMBERS),
+        f"{BUNDLED_URL}/calc-sum-column/numbers_gold.xlsx": xlsx(gold),
     }
 
 
@@ -75,8 +52,8 @@ def writer_replace_word_files() -> dict[str, bytes]:
     """report.docx and its gold copy with "failure" replaced by "success"."""
     gold = [p.replace("failure", "success") for p in WRITER_PARAGRAPHS]
     return {
-        f"{BUNDLED_URL}/writer-replace-word/report.docx": _docx(WRITER_PARAGRAPHS),
-        f"{BUNDLED_URL}/writer-replace-word/report_gold.docx": _docx(gold),
+        f"{BUNDLED_URL}/writer-replace-word/report.docx": docx_bytes(WRITER_PARAGRAPHS),
+        f"{BUNDLED_URL}/writer-replace-word/report_gold.docx": docx_bytes(gold),
     }
 
 

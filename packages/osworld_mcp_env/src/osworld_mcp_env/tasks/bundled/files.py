@@ -2,7 +2,8 @@
 
 openpyxl, python-docx and python-pptx stamp the current time into the document
 properties and into every zip entry; :func:`normalized_zip` rewrites both with a
-fixed date so that the same seed gives the same bytes.
+fixed date so that the same seed gives the same bytes. The libraries (the ``office``
+extra) are imported when a document is built: listing and loading tasks needs none.
 """
 
 from __future__ import annotations
@@ -12,9 +13,6 @@ import re
 import zipfile
 from collections.abc import Iterable, Sequence
 from typing import Any
-
-import docx
-import openpyxl
 
 FIXED_ZIP_TIME = (2024, 1, 1, 0, 0, 0)
 FIXED_W3C_TIME = b"2024-01-01T00:00:00Z"
@@ -35,6 +33,8 @@ def normalized_zip(data: bytes) -> bytes:
 
 def xlsx(rows: Iterable[Sequence[Any]], sheet: str = "Sheet1") -> bytes:
     """A one-sheet workbook holding ``rows`` from A1."""
+    import openpyxl
+
     wb = openpyxl.Workbook()
     ws = wb.active
     ws.title = sheet
@@ -47,6 +47,8 @@ def xlsx(rows: Iterable[Sequence[Any]], sheet: str = "Sheet1") -> bytes:
 
 def docx_bytes(paragraphs: Iterable[str]) -> bytes:
     """A document with one paragraph per string."""
+    import docx
+
     doc = docx.Document()
     for text in paragraphs:
         doc.add_paragraph(text)
