@@ -8,6 +8,7 @@ from typing import Any
 import gymnasium as gym
 import pytest
 from grpo_trainer.config import GRPOConfig, RolloutSettings
+from grpo_trainer.continuous import RolloutJob
 from grpo_trainer.engine import Trainer
 from grpo_trainer.env_setup import env_kwargs
 from grpo_trainer.errors import ConfigError
@@ -45,23 +46,21 @@ def _continuous(tmp_path, prepare: bool, desktops: int = 2):
     return trainer, logs
 
 
-def test_each_desktop_prepares_the_task_it_resets_to_next(tmp_path):
+def test_each_desktop_prepares_the_task_it_resets_to_next_across_steps(tmp_path):
     trainer, logs = _continuous(tmp_path, prepare=True)
-    groups = trainer.rollout()
+    steps = [trainer._collect(0), trainer._collect(1)]  # the run's two steps
     trainer.continuous.close()
-    # 3 groups x G = 2: tasks t0 t1 t2, seeds engine seed + group index.
-    assert [[(e.task_id, e.group, e.member) for e in g] for g in groups] == [
-        [("t0", 0, 0), ("t0", 0, 1)],
-        [("t1", 1, 0), ("t1", 1, 1)],
-        [("t2", 2, 0), ("t2", 2, 1)],
-    ]
+    # 3 groups a step x G = 2: tasks cycle t0 t1 t2 | t0 t1 t2, seeds engine seed + group index.
+    for step, groups in enumerate(steps):
+        assert [[(e.task_id, e.group, e.member) for e in g] for g in groups] == [
+            [(task, 3 * step + j, 0), (task, 3 * step + j, 1)] for j, task in enumerate(("t0", "t1", "t2"))
+        ]
     resets = [r for log in logs for r in log]
-    assert sorted((task, seed) for task, seed, _ in resets) == [
-        (t, i) for i, t in enumerate(("t0", "t1", "t2")) for _ in range(2)
-    ]
-    for log in logs:
-        assert log, "every desktop took a job"
-        # The hint of each reset is the task this desktop reset to next; its last reset has none.
+    jobs = [(task, index) for index, task in enumerate(("t0", "t1", "t2") * 2) for _ in range(2)]
+    assert sorted((task, seed) for task, seed, _ in resets) == sorted(jobs)  # each job once
+    for log in (log for log in logs if log):  # a desktop may find the queue empty
+        # The hint of each reset is the task this desktop reset to next, over the step boundary;
+        # the run's last reset on it prepares nothing.
         assert [hint for _, _, hint in log[:-1]] == [task for task, _, _ in log[1:]]
         assert log[-1][2] is None
         # Each desktop's jobs left the queue in order (group, then member: seeds never go back).
@@ -69,18 +68,39 @@ def test_each_desktop_prepares_the_task_it_resets_to_next(tmp_path):
         assert seeds == sorted(seeds)
 
 
-def test_a_single_desktop_runs_the_jobs_in_queue_order_each_hinting_the_next(tmp_path):
+def test_a_desktop_out_of_jobs_prepares_the_next_steps_first_and_starts_it_with_it(tmp_path):
     trainer, (log,) = _continuous(tmp_path, prepare=True, desktops=1)
     trainer.rollout()
-    trainer.continuous.close()
     assert log == [
         ("t0", 0, "t0"),
         ("t0", 0, "t1"),
         ("t1", 1, "t1"),
         ("t1", 1, "t2"),
         ("t2", 2, "t2"),
-        ("t2", 2, None),
+        ("t2", 2, "t0"),  # step 1's first job: group 3, task t0
     ]
+    assert [(j.task, j.group, j.member) for j in trainer.continuous.reserved if j] == [("t0", 3, 0)]
+    trainer.step = 1
+    trainer.rollout()
+    trainer.continuous.close()
+    assert log[6:] == [
+        ("t0", 3, "t0"),
+        ("t0", 3, "t1"),
+        ("t1", 4, "t1"),
+        ("t1", 4, "t2"),
+        ("t2", 5, "t2"),
+        ("t2", 5, None),
+    ]
+
+
+def test_a_reservation_the_batch_does_not_hold_is_dropped(tmp_path):
+    trainer, (log,) = _continuous(tmp_path, prepare=True, desktops=1)
+    trainer.continuous.reserved = [RolloutJob("gone", 99, 0, 99)]
+    groups = trainer.continuous.collect(trainer._jobs(0))
+    trainer.continuous.close()
+    assert [g[0].group for g in groups] == [0, 1, 2]
+    assert [task for task, _, _ in log] == ["t0", "t0", "t1", "t1", "t2", "t2"]  # never the dropped one
+    assert trainer.continuous.reserved == [None]
 
 
 def test_without_prepared_resets_no_desktop_names_a_next_task(tmp_path):

@@ -15,8 +15,10 @@ its current episode starts, not when it ends, and names that job's task in the r
 (``prepare_next``), so the env sets the next episode up on a second desktop meanwhile and
 the reset after it is a swap. Jobs still leave the queue in order, each exactly once; the
 cost is that a job waits for the desktop that took it even if another one frees up first
-(at most one episode per desktop, at the end of a step). A desktop's first episode of a
-step resets cold: the next step's jobs are only known when it is collected.
+(at most one episode per desktop, at the end of a step). Across steps too: a desktop that
+finds this step's queue empty takes a job of the next step's (``upcoming``) as the one it
+prepares, and starts the next :meth:`ContinuousRollouts.collect` with it; only each
+desktop's very first reset is cold.
 
 The episodes of a group still share one task and one seed (the same start state); they
 are regrouped by group id when all jobs are done. Which requests share a batch depends on
@@ -103,14 +105,24 @@ class ContinuousRollouts:
         self.agent: Policy = AgentPolicy(self.policy, "rollout", config.temperature, generator)
         self.generator = generator
         self.dispatcher: PolicyDispatcher | None = None
+        # Per desktop: the job of the next collect its last reset prepared (prepare_next).
+        self.reserved: list[RolloutJob | None] = [None] * len(self.envs)
 
-    def collect(self, jobs: Sequence[RolloutJob]) -> list[list[Episode]]:
+    def collect(self, jobs: Sequence[RolloutJob], upcoming: Sequence[RolloutJob] = ()) -> list[list[Episode]]:
         """Rolls out every job; returns the groups in group order, members in order.
+
+        Args:
+            jobs: This batch's jobs in queue order.
+            upcoming: The next batch's jobs in queue order (with ``prepare_next``): a desktop
+                that finds ``jobs`` all taken prepares the first upcoming one left and keeps
+                it (:attr:`reserved`) for the next call, whose ``jobs`` must hold it.
 
         Raises:
             GRPOError: A model call gave no answer (the first error of any env thread).
         """
         pending = deque(jobs)
+        first = self._claim(pending)
+        later = deque(upcoming if self.prepare_next else ())
         lock = threading.Lock()
         done: list[tuple[RolloutJob, Episode]] = []
         failures: list[BaseException] = []
@@ -120,14 +132,26 @@ class ContinuousRollouts:
             with lock:
                 return pending.popleft() if pending and not failures else None
 
-        def work(venv: gym.vector.VectorEnv) -> None:
+        def take_following(i: int) -> RolloutJob | None:
+            """This desktop's next job, decided as its current episode starts (prepare_next)."""
+            with lock:
+                if failures or not (pending or later):
+                    return None
+                if pending:
+                    return pending.popleft()
+                self.reserved[i] = later.popleft()
+                return self.reserved[i]
+
+        def work(i: int, venv: gym.vector.VectorEnv) -> None:
             try:
-                job = take()
+                job = first[i] or take()
                 while job is not None:
-                    following = take() if self.prepare_next else None  # decided as this episode starts
+                    following = take_following(i) if self.prepare_next else None
                     episode = self._episode(venv, job, dispatcher, following)
                     with lock:
                         done.append((job, episode))
+                    if self.reserved[i] is not None:  # the next batch's: it starts the next collect
+                        break
                     job = following if self.prepare_next else take()
             except BaseException as exc:  # re-raised by collect once every thread stopped
                 with lock:
@@ -136,7 +160,7 @@ class ContinuousRollouts:
                 dispatcher.leave()
 
         threads = [
-            threading.Thread(target=work, args=(venv,), name=f"rollout-env{i}")
+            threading.Thread(target=work, args=(i, venv), name=f"rollout-env{i}")
             for i, venv in enumerate(self.envs)
         ]
         for thread in threads:
@@ -149,6 +173,21 @@ class ContinuousRollouts:
         for job, episode in done:
             groups.setdefault(job.group, []).append((job.member, episode))
         return [[e for _, e in sorted(groups[g], key=lambda pair: pair[0])] for g in sorted(groups)]
+
+    def _claim(self, pending: deque[RolloutJob]) -> list[RolloutJob | None]:
+        """Takes each desktop's reserved job out of ``pending``, as the job it starts with.
+
+        A reservation this batch does not hold (another plan: a resumed run) is dropped; the
+        desktop's prepared reset then goes unused and its first reset here is cold.
+        """
+        first: list[RolloutJob | None] = []
+        for reserved in self.reserved:
+            match = next((job for job in pending if reserved is not None and _same(job, reserved)), None)
+            if match is not None:
+                pending.remove(match)
+            first.append(match)
+        self.reserved = [None] * len(self.envs)
+        return first
 
     def _episode(
         self,
@@ -186,3 +225,8 @@ class ContinuousRollouts:
         """Closes every env."""
         for venv in self.envs:
             venv.close()
+
+
+def _same(job: RolloutJob, reserved: RolloutJob) -> bool:
+    """The same episode of a plan: group, member and task (reset options are asked for again)."""
+    return (job.group, job.member, job.task) == (reserved.group, reserved.member, reserved.task)

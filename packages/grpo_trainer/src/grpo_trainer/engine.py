@@ -44,7 +44,7 @@ from grpo_trainer.async_rollout import RolloutWorker, oldest_version, split_stal
 from grpo_trainer.backend import Backend, make_backend
 from grpo_trainer.checkpoints import LATEST, latest_checkpoint, rotate_checkpoints
 from grpo_trainer.config import GRPOConfig
-from grpo_trainer.continuous import ContinuousRollouts, group_jobs
+from grpo_trainer.continuous import ContinuousRollouts, RolloutJob, group_jobs
 from grpo_trainer.engines import make_engine
 from grpo_trainer.episode import Episode, StepSample
 from grpo_trainer.errors import CheckpointError, ConfigError, GRPOError
@@ -111,7 +111,8 @@ class Trainer:
                 with ``desktops``.
             run_dir: Where checkpoints, ``metrics.jsonl`` and ``tensorboard/`` go (shared by the ranks).
             reset_options: ``(step, group) -> options`` added to each group's reset (labels, faults);
-                in async mode it is called on the rollout thread.
+                in async mode it is called on the rollout thread; with desktops and prepared
+                resets a step's are asked for a step early too (the jobs prepared ahead).
             desktops: One env factory per desktop (any number): rollouts are then continuous
                 (:mod:`grpo_trainer.continuous`): each desktop takes the step's next episode as
                 soon as its last one ended, model calls batched across desktops, instead of
@@ -187,13 +188,12 @@ class Trainer:
         Group by group over the group env, or all of them at once over the desktops
         (continuous rollouts).
         """
-        seed = self.config.engine.seed
         if self.continuous is not None:
-            size = self.config.rollout.group_size
-            plans = self._group_plans(step)
-            return self.continuous.collect(
-                [job for i, task, opts in plans for job in group_jobs(task, i, seed + i, size, opts)]
-            )
+            # With prepared resets the desktops that run out of this step's jobs prepare the next step's.
+            following = self.prepare_resets and step + 1 < self.config.optim.total_steps
+            upcoming = self._jobs(step + 1) if following else []
+            return self.continuous.collect(self._jobs(step), upcoming)
+        seed = self.config.engine.seed
         assert self.venv is not None  # one of the two, checked at construction
         return [
             collect_group(
@@ -207,6 +207,15 @@ class Trainer:
                 reset_options=options,
             )
             for index, task, options in self._group_plans(step)
+        ]
+
+    def _jobs(self, step: int) -> list[RolloutJob]:
+        """The continuous rollout jobs of ``step``: G per group of :meth:`_group_plans`, in order."""
+        seed, size = self.config.engine.seed, self.config.rollout.group_size
+        return [
+            job
+            for i, task, opts in self._group_plans(step)
+            for job in group_jobs(task, i, seed + i, size, opts)
         ]
 
     def _group_plans(self, step: int) -> Iterator[tuple[int, Any, dict[str, Any]]]:
