@@ -1,13 +1,22 @@
 """``[optim] packing = "padding_free"``: one row without pad tokens scores what padded rows score."""
 
+import dataclasses
+
 import pytest
 
 pytest.importorskip("transformers")
 
+import grpo_trainer  # noqa: F401  (registers the toy env)
+import gymnasium as gym
 import torch
-from grpo_trainer.config import OptimSettings
+from grpo_trainer import engine
+from grpo_trainer.advantage import group_advantages
+from grpo_trainer.config import EngineSettings, GRPOConfig, OptimSettings, RolloutSettings
+from grpo_trainer.engine import Trainer
 from grpo_trainer.errors import ConfigError
 from grpo_trainer.model_inputs import collate_packed
+from grpo_trainer.rewards import RewardConfig
+from grpo_trainer.vector import make_group_env
 from hybrid_agent.messages import image_part, text_part
 from PIL import Image
 from tiny_vlm import tiny_vlm_policy
@@ -75,3 +84,41 @@ def test_an_unknown_packing_is_refused_with_the_known_ones():
         ConfigError, match=r"packing must be one of \('padded', 'padding_free'\), got 'dense'"
     ):
         OptimSettings(packing="dense")
+
+
+def _one_update(tmp_path, packing: str, monkeypatch):
+    """One training step of a fresh tiny VLM on a fixed batch (opposed advantages), padded or packed."""
+    config = GRPOConfig(
+        rollout=RolloutSettings(group_size=2, tasks_per_step=1),
+        reward=RewardConfig(max_steps=2),
+        optim=OptimSettings(
+            lr=1e-2, total_steps=1, updates_per_batch=1, micro_batch_tokens=4096, packing=packing
+        ),
+        engine=EngineSettings(backend="torch", precision="fp32"),
+    )
+    policy = tiny_vlm_policy(max_new_tokens=6)
+    policy.packing = packing  # what build_policy passes from [optim] packing
+    venv = make_group_env(lambda: gym.make(config.env_id, max_steps=2), 2)
+    trainer = Trainer(config, policy, venv, tmp_path / packing)
+    groups = trainer.rollout()  # same weights, same generator: the same samples for both
+    venv.close()
+
+    def opposed(group, rewards, settings):
+        scored = group_advantages(group, rewards, settings)
+        signs = [[1.0 - 2 * m] * e.length for m, e in enumerate(scored.episodes)]
+        return dataclasses.replace(scored, kept=True, advantages=signs)
+
+    monkeypatch.setattr(engine, "group_advantages", opposed)
+    metrics = trainer._learn(groups, {})
+    return metrics, [p.detach().clone() for p in policy.module.parameters()]
+
+
+def test_a_packed_training_step_moves_the_weights_as_a_padded_one(tmp_path, monkeypatch):
+    padded, padded_weights = _one_update(tmp_path, "padded", monkeypatch)
+    packed, packed_weights = _one_update(tmp_path, "padding_free", monkeypatch)
+    assert packed["train/loss"] == pytest.approx(padded["train/loss"], abs=1e-6)
+    assert packed["train/grad_norm"] == pytest.approx(padded["train/grad_norm"], rel=1e-4)
+    start = list(tiny_vlm_policy().module.parameters())
+    assert any(not torch.equal(a, b) for a, b in zip(packed_weights, start, strict=True))  # it did train
+    for a, b in zip(packed_weights, padded_weights, strict=True):
+        torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-6)
