@@ -135,12 +135,12 @@ def test_collation_pads_tokens_on_the_left_and_concatenates_images_in_order():
     assert torch.equal(out["pixel_values"], pixels) and out["image_grid_thw"].tolist() == [[1, 1, 3]]
 
 
-def test_a_training_step_processes_each_sample_once_and_logs_the_hits(tmp_path, monkeypatch):
-    """Old log-probs (tis_cap) and two update passes score every sample 3 times: 1 miss, 2 hits each."""
+def _step_processor_calls(tmp_path, monkeypatch, cache_inputs: bool):
+    """One training step of the tiny VLM: its samples, metrics and processor calls."""
     config = GRPOConfig(
         rollout=RolloutSettings(group_size=2, tasks_per_step=1),
         reward=RewardConfig(max_steps=2),
-        optim=OptimSettings(lr=1e-2, total_steps=1, updates_per_batch=2),
+        optim=OptimSettings(lr=1e-2, total_steps=1, updates_per_batch=2, cache_inputs=cache_inputs),
         loss=LossSettings(tis_cap=2.0),
         engine=EngineSettings(backend="torch", precision="fp32", micro_batch_size=2),
     )
@@ -160,6 +160,18 @@ def test_a_training_step_processes_each_sample_once_and_logs_the_hits(tmp_path, 
     policy.processor = counter = CountingProcessor(policy.processor)
     metrics = trainer._learn(groups, {})
     assert trainer.updates == 2
-    assert counter.calls == len(samples) == metrics["train/input_cache_misses"]
+    return samples, metrics, counter.calls, policy
+
+
+def test_a_training_step_processes_each_sample_once_and_logs_the_hits(tmp_path, monkeypatch):
+    """Old log-probs (tis_cap) and two update passes score every sample 3 times: 1 miss, 2 hits each."""
+    samples, metrics, calls, policy = _step_processor_calls(tmp_path, monkeypatch, cache_inputs=True)
+    assert calls == len(samples) == metrics["train/input_cache_misses"]
     assert metrics["train/input_cache_hits"] == 2 * len(samples)
     assert len(policy.inputs) == 0
+
+
+def test_cache_inputs_false_processes_at_every_scoring(tmp_path, monkeypatch):
+    samples, metrics, calls, _ = _step_processor_calls(tmp_path, monkeypatch, cache_inputs=False)
+    assert calls == 3 * len(samples)
+    assert "train/input_cache_hits" not in metrics

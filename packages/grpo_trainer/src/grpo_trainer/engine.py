@@ -316,8 +316,10 @@ class Trainer:
         return out
 
     def _cached_inputs(self) -> AbstractContextManager[InputCache | None]:
-        """The policy's input cache for one batch's scoring and updates (``None``: it has none)."""
-        return self.policy.cached_inputs() if isinstance(self.policy, CachesInputs) else nullcontext()
+        """The policy's input cache for one batch's scoring and updates (``None``: none, or it is off)."""
+        if self.config.optim.cache_inputs and isinstance(self.policy, CachesInputs):
+            return self.policy.cached_inputs()
+        return nullcontext()
 
     def _filler(self, groups: list[list[Episode]]) -> dict[str, Any] | None:
         """A one-sample micro-batch of any episode of ``groups`` (for passes of weight 0); ``None``: none."""
