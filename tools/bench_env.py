@@ -47,24 +47,31 @@ import signal
 import statistics
 import sys
 import time
-from collections.abc import Sequence
 from typing import Any, cast
 
 import gymnasium as gym
 import numpy as np
-from bench_peer_cua import CUA_VERSION, CuaPeer  # tools/ is on sys.path when this file runs as a script
+
+# tools/ is on sys.path when this file runs as a script
+from bench_common import (
+    CLICK_XY,
+    CLICKS,
+    ENV_ID,
+    NOOP,
+    load_average,
+    median_ms,
+    p95_ms,
+    print_table,
+    process_memory,
+    timed_step,
+)
+from bench_libvirt import run as run_libvirt
+from bench_peer_cua import CUA_VERSION, CuaPeer
 from osworld_mcp_env.backends.local.cgroups import DEFAULT_CPU_WEIGHT
 from osworld_mcp_env.backends.local.desktop import LocalDesktop
 from osworld_mcp_env.env.core import OSWorldMCPEnv
 from osworld_mcp_env.env.prepared_reset import PREPARING_CPU_WEIGHT
 
-ENV_ID = "osworld_mcp_env:OSWorldMCP-v0"
-NOOP = {"name": "computer_use", "arguments": {"action": "mouse_move", "coordinate": [960, 540]}}
-# Two Calc cells clicked in turn: every click moves the cell cursor and repaints.
-CLICK_XY = ([300, 300], [420, 340])
-CLICKS = [
-    {"name": "computer_use", "arguments": {"action": "left_click", "coordinate": xy}} for xy in CLICK_XY
-]
 TYPE10 = {"name": "computer_use", "arguments": {"action": "type", "text": "abcdefghij"}}
 ESCAPE = {"name": "computer_use", "arguments": {"action": "key", "keys": ["Escape"]}}
 # The script writes its JSON to a file named by argv[1]: stdout is not ours (python-xlib prints
@@ -87,25 +94,6 @@ with open(sys.argv[1], "w") as out:
 """
 FLOOR_RESULT = "/tmp/bench-floor.json"
 PEER_STALE_AFTER_S = 0.3  # the frame after typing is compared with one taken this much later
-
-
-def median_ms(samples: list[float]) -> float:
-    return statistics.median(samples) * 1000
-
-
-def p95_ms(samples: list[float]) -> float:
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))] * 1000
-
-
-def timed_step(env: gym.Env, action: dict) -> tuple[float, dict]:
-    """One step's wall time and info; a step the env refused would time an error, so it raises."""
-    start = time.perf_counter()
-    _obs, _reward, _terminated, _truncated, info = env.step(action)
-    seconds = time.perf_counter() - start
-    if "error" in info:
-        raise RuntimeError(f"The benchmark's step {action} failed: {info['error']}")
-    return seconds, info
 
 
 def run_floor(desktop, steps: int) -> dict[str, float]:
@@ -157,7 +145,7 @@ def bench_floor_and_single(steps: int, resets: int) -> dict[str, float]:
             start = time.perf_counter()
             desktop.screenshot()
             frame_s.append(time.perf_counter() - start)
-        rss, pss = _memory(desktop.processes())
+        rss, pss = process_memory(desktop.processes())
         return {
             **floor,
             "frame_ms": median_ms(frame_s),
@@ -224,7 +212,7 @@ def bench_vector(n_envs: int, steps: int, enable_mcp: bool) -> dict[str, float]:
         for _ in range(steps):
             envs.step(action)
         elapsed = time.perf_counter() - start
-        rss, pss = _memory(_sandbox_pids())
+        rss, pss = process_memory(_sandbox_pids())
         return {
             "steps_per_s": n_envs * steps / elapsed,
             "rss_mb": rss / n_envs / 2**20,
@@ -263,21 +251,6 @@ def _sandbox_pids() -> list[int]:
         except OSError:
             continue
     return pids
-
-
-def _memory(pids: list[int]) -> tuple[int, int]:
-    rss = pss = 0
-    for pid in pids:
-        try:
-            with open(f"/proc/{pid}/smaps_rollup") as f:
-                for line in f:
-                    if line.startswith("Rss:"):
-                        rss += int(line.split()[1]) * 1024
-                    elif line.startswith("Pss:"):
-                        pss += int(line.split()[1]) * 1024
-        except OSError:
-            continue
-    return rss, pss
 
 
 def bench_ours_for_peer(env: gym.Env, desktop: LocalDesktop, iterations: int) -> dict[str, float]:
@@ -425,7 +398,7 @@ def bench_prepared_reset(resets: int, steps: int) -> list[tuple[str, str, str, s
             if ready is None:
                 raise RuntimeError("The preparation failed; run the env tests.")
             prepare_s.append(time.perf_counter() - started)
-            memory.append(_memory(cast(LocalDesktop, ready.desktop).processes()))
+            memory.append(process_memory(cast(LocalDesktop, ready.desktop).processes()))
             prepared.append(reset("prepared")[0])
             unwrapped.prepare_reset("calc-sum-column")
             seconds, path = reset(None)
@@ -480,21 +453,6 @@ def _exit_on_signal(signum: int, _frame: object) -> None:
     raise SystemExit(128 + signum)
 
 
-def _load() -> str:
-    """The 1, 5 and 15 minute load averages, as ``uptime`` prints them."""
-    return ", ".join(f"{x:.2f}" for x in os.getloadavg())
-
-
-def print_table(
-    header: Sequence[str], rows: Sequence[Sequence[str]], text_columns: Sequence[int] = (0,)
-) -> None:
-    """A Markdown table; columns not in ``text_columns`` are numbers, aligned right."""
-    print("| " + " | ".join(header) + " |")
-    print("|" + "|".join("---" if i in text_columns else "---:" for i in range(len(header))) + "|")
-    for row in rows:
-        print("| " + " | ".join(row) + " |")
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=30)
@@ -509,22 +467,20 @@ def main() -> int:
     parser.add_argument("--cold", action="store_true", help="with --backend libvirt: build the image anew")
     args = parser.parse_args()
     if args.backend == "libvirt":
-        from bench_libvirt import run
-
-        run(args.steps, args.resets, overlay_resets=1, cold=args.cold)
+        run_libvirt(args.steps, args.resets, overlay_resets=1, cold=args.cold)
         return 0
     wall = time.perf_counter()
     if args.prepared_reset:
-        print(f"# bench_env --prepared-reset: load average at the start {_load()}", flush=True)
+        print(f"# bench_env --prepared-reset: load average at the start {load_average()}", flush=True)
         prepared_rows = bench_prepared_reset(args.resets, args.steps)
         print(f"# {os.cpu_count()} CPUs, {args.resets} resets of each kind in turns, {args.steps} steps each")
         print_table(["measure", "cold", "prepared", "cold / prepared"], prepared_rows)
-        print(f"wall {time.perf_counter() - wall:.0f} s, load average at the end {_load()}")
+        print(f"wall {time.perf_counter() - wall:.0f} s, load average at the end {load_average()}")
         return 0
     if args.peer:
         for signum in (signal.SIGTERM, signal.SIGHUP):
             signal.signal(signum, _exit_on_signal)
-        print(f"# bench_env --peer {args.peer}: load average at the start {_load()}", flush=True)
+        print(f"# bench_env --peer {args.peer}: load average at the start {load_average()}", flush=True)
         peer_rows = bench_peer(args.peer, args.iterations, args.runs)
         print(
             f"# {os.cpu_count()} CPUs, python {sys.version.split()[0]}, 1920x1080 Calc on both sides, "
@@ -535,7 +491,7 @@ def main() -> int:
         print("|---|---:|---:|---:|")
         for peer_row in peer_rows:
             print("| " + " | ".join(peer_row) + " |")
-        print(f"wall {time.perf_counter() - wall:.0f} s, load average at the end {_load()}")
+        print(f"wall {time.perf_counter() - wall:.0f} s, load average at the end {load_average()}")
         return 0
     single = bench_floor_and_single(args.steps, args.resets)
     floor_ms = single["grab_ms"] + single["click_ms"]
@@ -638,10 +594,10 @@ def main() -> int:
     )
     print(
         f"# bench_env: {os.cpu_count()} CPUs, python {sys.version.split()[0]}, "
-        f"{args.steps} steps, {args.resets} resets, load average {_load()}"
+        f"{args.steps} steps, {args.resets} resets, load average {load_average()}"
     )
     print_table(["measure", "value", "vs floor / 1 env", "note"], rows, text_columns=(0, 3))
-    print(f"wall {time.perf_counter() - wall:.0f} s, load average at the end {_load()}")
+    print(f"wall {time.perf_counter() - wall:.0f} s, load average at the end {load_average()}")
     return 0
 
 

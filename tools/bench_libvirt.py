@@ -32,7 +32,17 @@ from pathlib import Path
 from typing import Any, cast
 
 import gymnasium as gym
-from bench_env import CLICKS, ENV_ID, NOOP, _load, _memory, median_ms, p95_ms, print_table, timed_step
+from bench_common import (  # tools/ is on sys.path when this file runs as a script
+    CLICKS,
+    ENV_ID,
+    NOOP,
+    load_average,
+    median_ms,
+    p95_ms,
+    print_table,
+    process_memory,
+    timed_step,
+)
 from osworld_mcp_env.backends import make_desktop
 from osworld_mcp_env.backends.libvirt.desktop import LibvirtDesktop
 from osworld_mcp_env.backends.local.desktop import LocalDesktop
@@ -90,7 +100,7 @@ def qemu_rss(name: str) -> int:
         except OSError:
             continue
         if b"qemu-system" in cmdline and f"guest={name}".encode() in cmdline:
-            return _memory([int(entry)])[0]
+            return process_memory([int(entry)])[0]
     raise RuntimeError(f"No QEMU process for domain {name}.")
 
 
@@ -132,7 +142,7 @@ def bench_env_side(backend: str, steps: int, resets: int, options: dict[str, Any
             result["boot_s"] = desktop.boot_s
             result["rss_mb"] = qemu_rss(desktop.name) / 2**20
         else:
-            result["rss_mb"] = _memory(cast(LocalDesktop, desktop).processes())[0] / 2**20
+            result["rss_mb"] = process_memory(cast(LocalDesktop, desktop).processes())[0] / 2**20
         return result
     finally:
         env.close()
@@ -161,7 +171,7 @@ def bench_overlay_reset(image: Path, resets: int) -> tuple[float, list[float]]:
 def run(steps: int, resets: int, *, overlay_resets: int, cold: bool) -> None:
     """Measures both backends and prints the table."""
     wall = time.perf_counter()
-    print(f"# bench_env --backend libvirt: load average at the start {_load()}", flush=True)
+    print(f"# bench_env --backend libvirt: load average at the start {load_average()}", flush=True)
     subprocess.run(["bash", str(REPO / "tools" / "image" / "start-libvirtd")], check=True)
     image, cold_s, cold_source, cached_s = build_times(cold)
     vm = bench_env_side("libvirt", steps, resets, {"image_dir": image, "uri": URI})
@@ -227,7 +237,7 @@ def run(steps: int, resets: int, *, overlay_resets: int, cold: bool) -> None:
     ]
     print(f"# {os.cpu_count()} CPUs, {steps} steps and {resets} resets per side, image {image.name}")
     print_table(["measure", "libvirt", "local", "libvirt / local", "note"], rows, text_columns=(0, 4))
-    print(f"wall {time.perf_counter() - wall:.0f} s, load average at the end {_load()}")
+    print(f"wall {time.perf_counter() - wall:.0f} s, load average at the end {load_average()}")
 
 
 def main(argv: list[str] | None = None) -> int:

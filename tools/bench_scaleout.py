@@ -26,15 +26,12 @@ import time
 from functools import partial
 
 import gymnasium as gym
+from bench_common import load_average  # tools/ is on sys.path when this file runs as a script
 
 ACTIONS = {
     "wait": json.dumps({"name": "computer_use", "arguments": {"action": "wait", "time": 0}}),
     "type": json.dumps({"name": "computer_use", "arguments": {"action": "type", "text": "7"}}),
 }
-
-
-def _load() -> str:
-    return " ".join(f"{x:.1f}" for x in os.getloadavg())
 
 
 def measure(executor: str, members: int, steps: int, action: str) -> tuple[float, float, float]:
@@ -68,7 +65,7 @@ def main() -> int:
 
     counts = [int(n) for n in args.members.split(",")]
     wall = time.perf_counter()
-    print(f"# bench_scaleout: load average at the start {_load()}", flush=True)
+    print(f"# bench_scaleout: load average at the start {load_average()}", flush=True)
     started = time.perf_counter()
     ray.init(num_cpus=max(counts), include_dashboard=False, log_to_driver=False)
     print(f"# {os.cpu_count()} CPUs; local Ray started in {time.perf_counter() - started:.1f} s", flush=True)
@@ -83,7 +80,7 @@ def main() -> int:
                     print(row, flush=True)
     finally:
         ray.shutdown()
-    print(f"wall {time.perf_counter() - wall:.0f} s, load average at the end {_load()}")
+    print(f"wall {time.perf_counter() - wall:.0f} s, load average at the end {load_average()}")
     return 0
 
 
