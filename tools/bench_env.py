@@ -30,6 +30,11 @@ cold reset, and goes cold).
 
     uv run python tools/bench_env.py --prepared-reset [--resets 5] [--steps 30]
 
+With ``--cold-resets`` it prints instead only cold resets of the given tasks, each split into
+the desktop calls it makes and the guest's reset phases (``tools/bench_reset.py``).
+
+    uv run python tools/bench_env.py --cold-resets calc-sum-column,os-create-file [--resets 5]
+
 With ``--backend libvirt`` it prints instead the libvirt backend against the local one
 (``tools/bench_libvirt.py``): image build, boot, reset by snapshot and by overlay, step
 latency and host memory per VM.
@@ -67,6 +72,8 @@ from bench_common import (
 )
 from bench_libvirt import run as run_libvirt
 from bench_peer_cua import CUA_VERSION, CuaPeer
+from bench_reset import guest_reset_phases
+from bench_reset import run as run_cold_resets
 from osworld_mcp_env.backends.local.cgroups import DEFAULT_CPU_WEIGHT
 from osworld_mcp_env.backends.local.desktop import LocalDesktop
 from osworld_mcp_env.env.core import OSWorldMCPEnv
@@ -169,17 +176,6 @@ def bench_floor_and_single(steps: int, resets: int) -> dict[str, float]:
         }
     finally:
         env.close()
-
-
-def guest_reset_phases(desktop: LocalDesktop, resets: int) -> dict[str, float]:
-    """Median milliseconds of each phase of the guest's fast reset (``/session/reset``'s ``phases_ms``)."""
-    runs: list[dict[str, float]] = []
-    for _ in range(resets):
-        status, _headers, data = desktop.client.request("POST", "/session/reset", json_body={}, timeout=15)
-        if status != 200:
-            raise RuntimeError(f"/session/reset answered {status}: {data[-300:]!r}")
-        runs.append(json.loads(data)["phases_ms"])
-    return {name: statistics.median(run[name] for run in runs) for name in runs[0]}
 
 
 def bench_writer_typing(chars: int) -> float:
@@ -465,7 +461,15 @@ def main() -> int:
     parser.add_argument("--prepared-reset", action="store_true", help="print cold against prepared resets")
     parser.add_argument("--backend", choices=["local", "libvirt"], default="local")
     parser.add_argument("--cold", action="store_true", help="with --backend libvirt: build the image anew")
+    parser.add_argument(
+        "--cold-resets",
+        metavar="TASKS",
+        help="comma-separated task ids: print only their cold resets, each split by desktop call",
+    )
     args = parser.parse_args()
+    if args.cold_resets:
+        run_cold_resets([t for t in args.cold_resets.split(",") if t], args.resets)
+        return 0
     if args.backend == "libvirt":
         run_libvirt(args.steps, args.resets, overlay_resets=1, cold=args.cold)
         return 0
