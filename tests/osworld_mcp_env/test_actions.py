@@ -5,7 +5,15 @@ from __future__ import annotations
 import json
 
 import pytest
-from osworld_mcp_env.actions import COMPUTER_USE_ACTIONS, ActionLimits, GuiAction, ToolCall, parse_action
+from osworld_mcp_env.actions import (
+    COMPUTER_USE_ACTIONS,
+    ActionLimits,
+    BashCommand,
+    GuiAction,
+    ToolCall,
+    parse_action,
+    parse_bash,
+)
 from osworld_mcp_env.devkit.fuzz import HostileActions
 from osworld_mcp_env.errors import ActionError
 
@@ -198,3 +206,33 @@ def test_fuzz_stream_is_seeded():
 
     assert draws(3) == draws(3)
     assert draws(3) != draws(4)
+
+
+@pytest.mark.parametrize(
+    ("arguments", "expected"),
+    [
+        ({"command": "ls"}, BashCommand("ls", 30)),
+        ({"command": "ls", "timeout": 0.5}, BashCommand("ls", 0.5)),
+        ({"command": "ls", "timeout": 300}, BashCommand("ls", 300)),
+    ],
+)
+def test_a_bash_call_gets_its_command_and_a_30_s_default_timeout(arguments, expected):
+    assert parse_bash(ToolCall("bash", arguments)) == expected
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ({}, "bash needs a non-empty string 'command'."),
+        ({"command": "  "}, "bash needs a non-empty string 'command'."),
+        ({"command": ["ls"]}, "bash needs a non-empty string 'command'."),
+        ({"command": "ls", "timeout": 0}, "bash 'timeout' must be a number of seconds in (0, 300]."),
+        ({"command": "ls", "timeout": 300.5}, "bash 'timeout' must be a number of seconds in (0, 300]."),
+        ({"command": "ls", "timeout": True}, "bash 'timeout' must be a number of seconds in (0, 300]."),
+        ({"command": "ls", "timeout": "1"}, "bash 'timeout' must be a number of seconds in (0, 300]."),
+    ],
+)
+def test_a_bad_bash_call_is_invalid_arguments_with_what_it_needs(arguments, message):
+    refused = parse_bash(ToolCall("bash", arguments))
+    assert isinstance(refused, ActionError)
+    assert (refused.code, refused.message) == ("invalid_arguments", message)

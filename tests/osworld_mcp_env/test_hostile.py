@@ -339,7 +339,7 @@ def test_leftovers_of_a_killed_host_are_swept(open_root):
 def test_reset_empties_the_hosts_copy_of_the_last_result(make_env):
     env = make_env(task="os-create-file", enable_mcp=False)
     env.reset()
-    stale = env.unwrapped._context.work_dir / "result.txt"
+    stale = env.unwrapped._episode.context.work_dir / "result.txt"
     stale.write_text("the previous episode's answer")
     env.reset()
     assert not stale.exists()

@@ -7,7 +7,7 @@ import re
 import pytest
 from osworld_mcp_env.actions import GuiAction, parse_action
 from osworld_mcp_env.devkit.validate import suite_entries
-from osworld_mcp_env.errors import TaskNotFound
+from osworld_mcp_env.errors import DesktopError, TaskNotFound
 from osworld_mcp_env.tasks import TaskLibrary, load_split, load_task, split_task_ids
 from osworld_mcp_env.tasks.bundled import bundled_solution
 from osworld_mcp_env.tasks.bundled.export import seeded_files, seeded_root
@@ -116,7 +116,8 @@ def test_env_reset_rejects_a_bad_instance_before_any_desktop_starts(make_env):
         env.reset()
     with pytest.raises(TaskNotFound, match="seed 'x'"):
         env.reset(options={"task": "calc-column-sum@x"})
-    assert env.unwrapped._desktop is None
+    with pytest.raises(DesktopError, match="not running"):
+        env.unwrapped.desktop  # noqa: B018 - the property raises while no desktop runs
 
 
 @pytest.mark.desktop

@@ -13,6 +13,8 @@ reads, and who carries the action out (:class:`Executor`). The validator here,
 the agent's prompt schema and parser (``hybrid_agent``), the guest's ``/gui``
 route and its input device (``guest.xinput``) all read this table, and
 ``tests/osworld_mcp_env/test_action_table.py`` fails when one of them disagrees.
+The one action outside ``computer_use``'s vocabulary, ``bash``, is checked here
+too (:func:`parse_bash`), once the env knows bash is enabled.
 
 The guest imports this module inside the desktop: it uses the standard library
 and :mod:`osworld_mcp_env.errors` only.
@@ -217,6 +219,46 @@ class ToolCall:
 
 
 Action = GuiAction | ToolCall
+
+# ``bash``'s timeout when the call names none, and the longest it may ask for (seconds).
+BASH_DEFAULT_TIMEOUT_S = 30
+BASH_MAX_TIMEOUT_S = 300
+
+
+@dataclass(frozen=True)
+class BashCommand:
+    """A validated ``bash`` call: a shell command run as the desktop user.
+
+    Attributes:
+        command: The shell command line (non-empty).
+        timeout: Seconds it may run, in (0, :data:`BASH_MAX_TIMEOUT_S`]; as the call gave it.
+    """
+
+    command: str
+    timeout: float
+
+
+def parse_bash(call: ToolCall) -> BashCommand | ActionError:
+    """Checks a ``bash`` call's arguments, or returns the agent's mistake as a value.
+
+    :func:`parse_action` leaves ``bash`` a plain :class:`ToolCall`: whether the name
+    is a tool at all depends on the env's ``enable_bash`` (off: ``unknown_tool``),
+    so the env checks the arguments here once it knows bash runs.
+    """
+    command = call.arguments.get("command")
+    timeout = call.arguments.get("timeout", BASH_DEFAULT_TIMEOUT_S)
+    if not isinstance(command, str) or not command.strip():
+        return ActionError(ErrorCode.INVALID_ARGUMENTS, "bash needs a non-empty string 'command'.")
+    if (
+        isinstance(timeout, bool)
+        or not isinstance(timeout, int | float)
+        or not 0 < timeout <= BASH_MAX_TIMEOUT_S
+    ):
+        return ActionError(
+            ErrorCode.INVALID_ARGUMENTS,
+            f"bash 'timeout' must be a number of seconds in (0, {BASH_MAX_TIMEOUT_S}].",
+        )
+    return BashCommand(command=command, timeout=timeout)
 
 
 def parse_action(

@@ -1,7 +1,10 @@
 """The env itself: :class:`OSWorldMCPEnv` and the modules it runs an episode with.
 
 - :mod:`~osworld_mcp_env.env.core`: the Gymnasium class (observation, step, reset, close).
+- :mod:`~osworld_mcp_env.env.config`: ``EnvConfig``, the env's settings.
+- :mod:`~osworld_mcp_env.env.episode`: the episode's desktop, started, repaired or swapped, its task set up.
 - :mod:`~osworld_mcp_env.env.tools`: MCP tool calls and bash commands run for a step.
+- :mod:`~osworld_mcp_env.env.faults`: a desktop failure as the agent's error code.
 - :mod:`~osworld_mcp_env.env.prepared_reset`: the next episode's desktop, prepared in the background.
 - :mod:`~osworld_mcp_env.env.step_limit`: Gymnasium's ``max_episode_steps`` as the env's own ``max_steps``.
 

@@ -1,4 +1,9 @@
-"""The env's side of the MCP route: one client per desktop and the catalog for the focused app.
+"""The env's text tools: a desktop's MCP client, the focused app's catalog, and a step's tool or bash call.
+
+:func:`run_tool` carries out a :class:`~osworld_mcp_env.actions.ToolCall` for
+:meth:`~osworld_mcp_env.env.core.OSWorldMCPEnv.step`: an MCP call through the
+desktop's :class:`ToolCatalog`, or (``enable_bash``) a shell command, each within
+what is left of the step's deadline and recorded as ``info["tool_call"]``.
 
 The catalog shown with each observation follows the focused window: its
 ``WM_CLASS`` goes through :mod:`osworld_mcp_env.mcp_host.apps` to an app and its
@@ -18,15 +23,22 @@ from __future__ import annotations
 import contextlib
 import os
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from osworld_mcp_env.actions import BASH, ToolCall, parse_bash
 from osworld_mcp_env.backends.base import Desktop
 from osworld_mcp_env.deadline import budget
-from osworld_mcp_env.errors import DesktopError
-from osworld_mcp_env.info import ToolSchema
+from osworld_mcp_env.env.faults import desktop_fault
+from osworld_mcp_env.errors import ActionError, DesktopError, ErrorCode
+from osworld_mcp_env.info import StepInfo, ToolCallRecord, ToolSchema
 from osworld_mcp_env.mcp_host.apps import app_namespaces
 from osworld_mcp_env.mcp_host.client import MCPToolClient, ToolCallResult
 from osworld_mcp_env.mcp_servers.catalog import NAMESPACES
+from osworld_mcp_env.text import truncate
+
+if TYPE_CHECKING:  # both import this module
+    from osworld_mcp_env.env.config import EnvConfig
+    from osworld_mcp_env.env.episode import EpisodeDesktop
 
 SOCKET_WAIT_S = 20.0
 LIST_TIMEOUT_S = 10.0
@@ -111,3 +123,86 @@ class ToolCatalog:
     def close(self) -> None:
         """Closes the client's sessions and thread."""
         self._client.close()
+
+
+def run_tool(
+    call: ToolCall, info: StepInfo, *, episode: EpisodeDesktop, config: EnvConfig, shown: frozenset[str]
+) -> tuple[ActionError | None, str]:
+    """Runs one tool call of a step: (the agent's error or None, the text the model reads).
+
+    ``shown``: the tool names the last observation listed (``in_catalog`` of the record).
+    Never raises for a bad call or a dead desktop: each is an error value.
+    """
+    if call.name == BASH and config.enable_bash:
+        return _run_bash(call, info, episode=episode, config=config)
+    tools = episode.tools
+    if tools is None:
+        return ActionError(
+            ErrorCode.UNKNOWN_TOOL,
+            f"No tool named {call.name!r} is available here; GUI actions use name 'computer_use'.",
+            {"name": call.name},
+        ), ""
+    time_left = budget(config.step_timeout_s)
+    if time_left <= 0:
+        return ActionError(ErrorCode.TIMEOUT, "No time was left for the tool call; nothing was sent."), ""
+    result = tools.call(call.name, dict(call.arguments), timeout_s=time_left)
+    info["tool_call"] = ToolCallRecord(
+        name=call.name,
+        arguments=dict(call.arguments),
+        exec_ok=result.exec_ok,
+        effect=result.effect,
+        read_only=tools.is_read_only(call.name),
+        in_catalog=call.name in shown,
+        dispatched=result.dispatched,
+        returncode=None,
+        latency_ms=_latency(config, result.latency_ms),
+    )
+    if result.error_code is not None:
+        message = result.text.removeprefix(f"Error [{result.error_code}]: ")
+        return ActionError(str(result.error_code), message, {"name": call.name}), ""
+    # The tool changed the app behind the screen's back: let it repaint before the frame,
+    # with the same thresholds as after a GUI action (the guest's defaults).
+    try:
+        info["timings"] = {"settle_ms": episode.desktop.settle()}
+    except DesktopError as exc:
+        # The tool ran; a desktop too sick to settle shows in the observation's error.
+        info["settle_error"] = desktop_fault(exc).to_dict()
+    return None, result.text
+
+
+def _run_bash(
+    call: ToolCall, info: StepInfo, *, episode: EpisodeDesktop, config: EnvConfig
+) -> tuple[ActionError | None, str]:
+    bash = parse_bash(call)
+    if isinstance(bash, ActionError):
+        return bash, ""
+    started = time.perf_counter()
+    try:
+        result = episode.desktop.execute(bash.command, shell=True, timeout=float(bash.timeout))
+    except DesktopError as exc:
+        return desktop_fault(exc), ""
+    text = result.output + (f"\n[stderr]\n{result.error}" if result.error else "")
+    text = truncate(text, config.bash_output_chars)
+    # A command is no listed tool and its effect is unknown (see ToolCallRecord).
+    info["tool_call"] = ToolCallRecord(
+        name=BASH,
+        arguments=dict(call.arguments),
+        exec_ok=result.status == "success",
+        effect=None,
+        read_only=None,
+        in_catalog=False,
+        dispatched=True,
+        returncode=result.returncode,
+        latency_ms=_latency(config, (time.perf_counter() - started) * 1000),
+    )
+    if result.timed_out:
+        return ActionError(
+            ErrorCode.TIMEOUT,
+            f"The command ran past its {bash.timeout:g} s timeout or the step's deadline and was killed.",
+        ), text
+    return None, f"[exit code {result.returncode}]\n{text}"
+
+
+def _latency(config: EnvConfig, milliseconds: float) -> float | None:
+    """A call's wall-clock time for its record, None when timings are off."""
+    return milliseconds if config.record_timings else None
