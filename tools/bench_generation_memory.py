@@ -41,11 +41,10 @@ def _rss_mb() -> float:
 
 
 def _model(vocab: int):
-    """The tests' tiny Qwen3-VL (tests/hybrid_agent/test_hf_policy.py) with a ``vocab``-token vocabulary."""
+    """The tests' tiny Qwen3-VL (tests/hybrid_agent/tiny_qwen.py) with a ``vocab``-token vocabulary."""
     import tiny_qwen
-    from test_hf_policy import tiny_model
 
-    return tiny_model(tiny_qwen.processor(tiny_qwen.small_image_processor()), vocab_size=vocab)
+    return tiny_qwen.tiny_model(tiny_qwen.processor(tiny_qwen.small_image_processor()), vocab_size=vocab)
 
 
 def _phase(mode: str, rows: int, tokens: int, vocab: int, chunk: int) -> dict[str, float]:

@@ -11,7 +11,7 @@ Issue 11's targets under TCG: reset by snapshot <= 5 s, step <= 3x the local one
 
     uv run python tools/bench_env.py --backend libvirt [--steps 20] [--resets 5] [--cold]
 
-Needs what ``tests/osworld_mcp_env/test_libvirt_backend.py`` needs (root, libvirtd,
+Needs what ``tests/osworld_mcp_env/backends/libvirt/test_libvirt_backend.py`` needs (root, libvirtd,
 the image); libvirtd is started by ``tools/image/start-libvirtd`` where none runs.
 Each VM is booted three times (the env's, and twice for the overlay reset): several
 minutes under TCG.

@@ -170,12 +170,11 @@ def build_checkpoint(config: str, folder: Path, device: str) -> dict[str, Any]:
     """Builds and saves the model (seeded random weights) and processor; returns sizes and banned ids."""
     import tiny_qwen
     import torch
-    from test_hf_policy import tiny_model
     from transformers import Qwen3VLConfig, Qwen3VLForConditionalGeneration
 
     if config == "tiny":
         processor = tiny_qwen.processor(tiny_qwen.small_image_processor())
-        model = tiny_model(processor)
+        model = tiny_qwen.tiny_model(processor)
     else:
         processor = tiny_qwen.processor(tiny_qwen.qwen3_vl_image_processor())
         tok = processor.tokenizer

@@ -2,8 +2,8 @@
 
 The distributions of the ``desktop`` extra (its closure, less what the base install needs anyway)
 are found from the installed metadata; a fresh interpreter that cannot import any of their modules
-must still import the interface, list the bundled tasks and templates, and run the agent's parsing and context code;
-importing the env itself must then say which extra to install.
+must still import the interface, list the bundled tasks and templates, and import the agent's
+parsing and context code; importing the env itself must then say which extra to install.
 """
 
 from __future__ import annotations

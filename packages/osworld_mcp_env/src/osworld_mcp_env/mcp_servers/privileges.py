@@ -9,7 +9,7 @@ signals and ptrace from the user's processes need a match with the real or saved
 uid, which they never have. Children must not inherit the real uid 0 (they could
 switch back to it), so every program a tool starts goes through :func:`run` or
 :func:`start`, which make it the user through and through (real, effective and
-saved ids); ``tests/osworld_mcp_env/test_mcp_hardening.py`` fails if any other
+saved ids); ``tests/osworld_mcp_env/mcp_servers/test_mcp_hardening.py`` fails if any other
 module of ``mcp_servers`` spawns a process.
 """
 

@@ -16,7 +16,7 @@ import pytest
 
 pytestmark = pytest.mark.desktop
 
-TASKS = Path(__file__).parent / "data" / "osworld_terminal_tasks"
+TASKS = Path(__file__).parents[1] / "data" / "osworld_terminal_tasks"
 TASK = TASKS / "os" / "13584542-872b-42d8-b299-866967b5c3ef.json"
 # The desktop's xfce4-terminal (1.0.4) takes its default size from terminalrc; setting it
 # with xfconf-query did not change new windows when tried.

@@ -46,7 +46,7 @@ def test_replay_plays_back_recorded_outputs(tmp_path):
 
 
 def test_custom_policy_by_import_path_and_unknown_kinds(monkeypatch):
-    monkeypatch.syspath_prepend(str(Path(__file__).parents[2]))  # the CLI puts the cwd there
+    monkeypatch.syspath_prepend(str(Path(__file__).parents[3]))  # the CLI puts the cwd there
     policy = make_policy("examples.custom_policy:WaitThenGiveUp")
     first, second = policy.generate([PolicyRequest([], step=0), PolicyRequest([], step=1)])
     assert parse_response(first.text).call.arguments == {"action": "wait", "time": 1}

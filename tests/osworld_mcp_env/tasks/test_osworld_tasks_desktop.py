@@ -22,7 +22,7 @@ from PIL import Image
 
 pytestmark = pytest.mark.desktop
 
-TASKS = Path(__file__).parent / "data" / "osworld_tasks"
+TASKS = Path(__file__).parents[1] / "data" / "osworld_tasks"
 VLCRC = "~/.config/vlc/vlcrc"
 WAIT_STEPS = 40  # "wait" actions of 0.5 s an agent spends at most for an app to come up
 

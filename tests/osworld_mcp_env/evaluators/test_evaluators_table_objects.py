@@ -236,7 +236,7 @@ def libreoffice_books(tmp_path_factory) -> Path:
     if subprocess.run([python, "-c", "import uno"], capture_output=True).returncode != 0:
         pytest.skip("the system python3 has no uno module")
     out = tmp_path_factory.mktemp("books")
-    script = Path(__file__).parent / "data" / "make_calc_objects.py"
+    script = Path(__file__).parents[1] / "data" / "make_calc_objects.py"
     subprocess.run(
         [python, str(script), str(out), str(out / "profile")], check=True, timeout=300, capture_output=True
     )

@@ -21,7 +21,7 @@ from osworld_mcp_env.tasks.bundled import bundled_solution
 from PIL import Image
 from script_server import ScriptServers
 
-sys.path.insert(0, str(Path(__file__).parents[1] / "osworld_mcp_env"))
+sys.path.insert(0, str(Path(__file__).parents[2] / "osworld_mcp_env"))
 from desktop_support import desktop_missing
 
 pytest.importorskip("anthropic")  # the hybrid-agent[anthropic] extra

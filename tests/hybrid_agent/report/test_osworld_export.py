@@ -19,7 +19,7 @@ from hybrid_agent.runner import RunConfig, Runner
 from hybrid_agent.suite import load_suite
 from osworld_mcp_env.tasks.bundled import bundled_solution
 
-sys.path.insert(0, str(Path(__file__).parents[1] / "osworld_mcp_env"))
+sys.path.insert(0, str(Path(__file__).parents[2] / "osworld_mcp_env"))
 from desktop_support import desktop_missing
 
 TRAJ_KEYS = {
