@@ -2,7 +2,8 @@
 
 A frame request skips the grab when the count has not moved since the frame held was
 grabbed, so a change the server drew must be in the count the moment it is asked for,
-not when the watch's thread gets round to it.
+not when the watch's thread gets round to it. The settle wait's count
+(:meth:`DamageWatch.latest`) leaves out repaints that changed no pixel.
 """
 
 from __future__ import annotations
@@ -107,7 +108,7 @@ def test_a_screen_that_never_rests_does_not_starve_the_count_and_an_idle_watch_s
             painter.sync()
         painter.close()
 
-    start = watch.count_now()
+    start = watch.latest()[0]
     painter = threading.Thread(target=paint, daemon=True)
     painter.start()
     try:
@@ -123,3 +124,39 @@ def test_a_screen_that_never_rests_does_not_starve_the_count_and_an_idle_watch_s
     cpu, wall = time.process_time(), time.monotonic()
     time.sleep(0.5)
     assert time.process_time() - cpu < (time.monotonic() - wall) / 2
+
+
+def test_a_repaint_of_the_same_pixels_is_drawn_but_not_visible(xvfb):
+    # LibreOffice repaints its toolbars with identical pixels every ~300 ms after a load:
+    # every report counts for frame reuse (count_now), only a changed pixel for settling.
+    name = xvfb.args[-1]
+    watch = DamageWatch(name)
+    painter = xdisplay.Display(name)
+    root = painter.screen().root
+    red, blue = (root.create_gc(foreground=colour) for colour in (0xFF0000, 0x0000FF))
+
+    def draw(gc, x: int, y: int, width: int, height: int) -> tuple[int | None, int]:
+        root.fill_rectangle(gc, x, y, width, height)
+        painter.sync()
+        counted = watch.count_now()  # the watch's thread compared the pixels before answering
+        return counted, watch.latest()[0]
+
+    try:
+        drawn, visible = draw(red, 0, 0, 100, 50)
+        assert drawn is not None
+        steps = [
+            (red, 0, 0, 100, 50, 0),  # the same pixels again: not visible
+            (red, 20, 10, 30, 30, 0),  # a part of them
+            (blue, 99, 49, 1, 1, 1),  # one pixel of a repaint differs: visible
+            (blue, 99, 49, 1, 1, 0),
+            (red, 0, 0, 100, 50, 1),  # back to an earlier state: a change from the screen as it is now
+            (red, 0, 0, 320, 200, 1),  # the whole screen, most of it already red
+            (red, 0, 0, 320, 200, 0),
+        ]
+        for gc, x, y, width, height, visible_change in steps:
+            now_drawn, now_visible = draw(gc, x, y, width, height)
+            assert now_drawn is not None and now_drawn > drawn, "every report counts as drawn"
+            assert now_visible - visible == visible_change, (x, y, width, height)
+            drawn, visible = now_drawn, now_visible
+    finally:
+        painter.close()

@@ -12,6 +12,16 @@ first makes a round trip to the server, behind which every change the server dre
 earlier has been reported. A frame taken after an unchanged count is then still the
 screen, and a VM skips the grab and compare (~28 ms under TCG) for a quiet step.
 
+A drawing request that leaves every pixel as it was (LibreOffice repaints its
+toolbars with identical pixels about every 300 ms after a document loaded) is damage
+too. The watch takes each event's damaged boxes from the server (an XFIXES region)
+and compares their pixels with its copy of the screen
+(:class:`~osworld_mcp_env.guest.screen_copy.ScreenCopy`): :meth:`DamageWatch.latest`,
+which the settle wait reads, counts only changes that altered a pixel, while
+:meth:`DamageWatch.count_now` counts every report, so a frame held is reused only
+while nothing at all was drawn (a change and its undoing between two reads would
+leave the copy unchanged, not a frame grabbed in between).
+
 The one thing Xvfb draws into its framebuffer without a report is the pointer's
 sprite, so the watch hides it (XFIXES) for as long as it runs. Frames then show no
 pointer on either backend: a VM's grab (``GetImage``) never had it.
@@ -25,9 +35,14 @@ import select
 import threading
 import time
 
+from mss.exception import ScreenShotError
 from Xlib import display as xdisplay
 from Xlib.error import ConnectionClosedError
 from Xlib.ext import damage
+
+from osworld_mcp_env.guest.screen import Box, Screen
+from osworld_mcp_env.guest.screen_copy import ScreenCopy
+from osworld_mcp_env.guest.xfixes_region import create_region, fetch_region
 
 
 class DamageUnavailable(RuntimeError):
@@ -47,8 +62,11 @@ class DamageWatch:
             self._display.close()
             raise DamageUnavailable("The X server lacks the DAMAGE extension; the settle wait needs it.")
         self._display.damage_query_version()
-        root = self._display.screen().root
+        screen = self._display.screen()
+        root = screen.root
         self._damage = root.damage_create(damage.DamageReportNonEmpty)
+        self._region = 0  # where DamageSubtract puts the damaged boxes; 0: XFIXES is missing
+        self._copy: ScreenCopy | None = None  # without one, every change counts as visible
         if self._display.has_extension("XFIXES"):
             # Xvfb draws the pointer's sprite into its framebuffer with no damage report,
             # and puts it back after an app drew over it later, from its idle handler: a
@@ -56,19 +74,23 @@ class DamageWatch:
             # connection lasts; a client can unhide only what it hid itself.
             self._display.xfixes_query_version()
             root.xfixes_hide_cursor()
+            self._region = create_region(self._display)
         self._display.sync()
+        if self._region:  # read after the damage object exists: a later change is reported
+            self._copy = ScreenCopy(Screen(name).grab, screen.width_in_pixels, screen.height_in_pixels)
         self._lock = threading.Condition()
         self._count = 0
-        self._last = time.monotonic()
+        self._visible = 0  # changes that altered a pixel, and the time of the latest
+        self._visible_last = time.monotonic()
         self._asked = self._answered = 0  # count_now's calls, and those its round trip covered
         self._alive = True
         self._wake_read, self._wake_write = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
         threading.Thread(target=self._run, name="damage", daemon=True).start()
 
     def latest(self) -> tuple[int, float]:
-        """How many changes were seen so far, and the monotonic time of the latest one."""
+        """How many changes that altered a pixel were seen so far, and the monotonic time of the latest."""
         with self._lock:
-            return self._count, self._last
+            return self._visible, self._visible_last
 
     def count_now(self, timeout_s: float = 1.0) -> int | None:
         """How many changes the server drew up to this call; None if the watch could not tell in time.
@@ -123,13 +145,31 @@ class DamageWatch:
             self._lock.notify_all()
 
     def _consume(self, events: int) -> None:
-        """Counts ``events`` queued reports as one change and re-arms the report."""
+        """Counts ``events`` queued reports as one change, re-arms the report, compares the pixels drawn."""
         for _ in range(events):
             self._display.next_event()
         # Subtracting re-arms the report; the round trip orders it after the
         # drawing that caused the event, so the change time below is not early.
-        self._display.damage_subtract(self._damage, 0, 0)
-        self._display.sync()
+        # Drawing after it is reported again, so the pixels are read after it.
+        self._display.damage_subtract(self._damage, 0, self._region)
+        if self._region:
+            boxes = fetch_region(self._display, self._region)
+        else:
+            self._display.sync()
+            boxes = []
+        now = time.monotonic()
         with self._lock:
             self._count += 1
-            self._last = time.monotonic()
+        if self._visible_change(boxes):
+            with self._lock:
+                self._visible += 1
+                self._visible_last = now
+
+    def _visible_change(self, boxes: list[Box]) -> bool:
+        """Whether the pixels of ``boxes`` differ from the copy (True when there is no copy to tell)."""
+        if self._copy is None:
+            return True
+        try:
+            return self._copy.update(boxes)
+        except ScreenShotError:  # the screen could not be read: a change it may have been
+            return True

@@ -10,14 +10,24 @@ from __future__ import annotations
 import io
 import threading
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import mss
 from PIL import Image
 
 
+class Box(NamedTuple):
+    """A rectangle of the screen, in pixels."""
+
+    x: int
+    y: int
+    width: int
+    height: int
+
+
 @dataclass(frozen=True)
 class RawFrame:
-    """A BGRA capture of the whole screen."""
+    """A BGRA capture of the whole screen or of a box of it (rows of ``width * 4`` bytes)."""
 
     bgra: memoryview
     width: int
@@ -25,16 +35,17 @@ class RawFrame:
 
 
 class Screen:
-    """Thread-safe screen grabber of one X display."""
+    """Thread-safe screen grabber of one X display (``display``: the ``DISPLAY`` variable's)."""
 
-    def __init__(self) -> None:
+    def __init__(self, display: str | None = None) -> None:
+        self._display = display
         self._local = threading.local()
 
     def _grabber(self) -> mss.base.MSSBase:
         # mss handles are per thread: the server answers each request in its own thread.
         sct = getattr(self._local, "sct", None)
         if sct is None:
-            sct = mss.MSS()
+            sct = mss.MSS(display=self._display)
             self._local.sct = sct
         return sct
 
@@ -44,10 +55,13 @@ class Screen:
         monitor = self._grabber().monitors[0]
         return monitor["width"], monitor["height"]
 
-    def grab(self) -> RawFrame:
-        """Captures the whole screen as BGRA."""
+    def grab(self, box: Box | None = None) -> RawFrame:
+        """Captures the whole screen, or ``box`` of it, as BGRA."""
         sct = self._grabber()
-        shot = sct.grab(sct.monitors[0])
+        if box is None:
+            shot = sct.grab(sct.monitors[0])
+        else:
+            shot = sct.grab({"left": box.x, "top": box.y, "width": box.width, "height": box.height})
         # No copy: the buffer is this thread's and is reused only by its next grab.
         return RawFrame(memoryview(shot.raw).cast("B"), shot.width, shot.height)
 
