@@ -26,7 +26,7 @@ from osworld_mcp_env.backends.local.framebuffer import SCREEN_FILE
 from polling import wait_until
 
 pytestmark = [pytest.mark.desktop, pytest.mark.slow]
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[4]
 
 
 @pytest.fixture(scope="module")
