@@ -120,8 +120,9 @@ def test_rollout_desktops_trains_continuously_from_the_cli(tmp_path, monkeypatch
     assert [s["step"] for s in steps] == [0] and len(steps[0]["rollout/tasks"]) == 2
 
 
-def test_rollout_desktops_are_threads_of_this_process_and_not_negative():
-    with pytest.raises(ConfigError, match="executor 'async' applies to the group env only"):
+def test_rollout_desktops_run_here_or_in_ray_actors_not_in_subprocesses_and_not_negative():
+    assert RolloutSettings(desktops=2, executor="ray").executor == "ray"
+    with pytest.raises(ConfigError, match=r"subprocess per desktop \('async'\) adds no concurrency"):
         RolloutSettings(desktops=2, executor="async")
     with pytest.raises(ConfigError, match="desktops must be >= 0"):
         RolloutSettings(desktops=-1)

@@ -117,9 +117,11 @@ class RolloutSettings:
 
     ``desktops`` > 0 rolls out continuously (:mod:`grpo_trainer.continuous`) over that many
     desktops, any number, fewer or more than G: each starts the step's next episode as soon as
-    its last one ended, model calls batched across them. They run on threads of this process,
-    so ``executor`` stays ``sync``. 0 (the default) keeps the group env: G envs in lockstep,
-    one group at a time, bitwise reproducible.
+    its last one ended, model calls batched across them. Each desktop's episode loop is a
+    thread of this process; ``executor = "sync"`` builds its env here, ``"ray"`` in a Ray actor
+    (any node; a dead actor's episode is a crash and its next job runs on a new actor);
+    ``"async"`` is refused. 0 (the default) keeps the group env: G envs in lockstep, one group
+    at a time, bitwise reproducible.
 
     ``prepared_resets``: each desktop env sets up its next episode on a second desktop while
     the current one runs, so the reset after it swaps that in (~19 ms, against ~2.7 s cold);
@@ -150,10 +152,12 @@ class RolloutSettings:
             raise ConfigError(f"group_size must be >= 2 and tasks_per_step >= 1, got {self.group_size}.")
         if self.desktops < 0:
             raise ConfigError(f"desktops must be >= 0 (0: the group env), got {self.desktops}.")
-        if self.desktops and self.executor != "sync":
+        if self.desktops and self.executor == "async":
             raise ConfigError(
-                f"desktops = {self.desktops} runs each desktop on a thread of this process; executor "
-                f"{self.executor!r} applies to the group env only (desktops = 0)."
+                f"desktops = {self.desktops} drives each desktop from a thread of this process, so a "
+                "subprocess per desktop ('async') adds no concurrency, and a dead subprocess would stop "
+                "the whole collect; use executor 'sync' (desktops here) or 'ray' (one actor each, "
+                "a dead one is a crash episode)."
             )
         if self.max_new_tokens < 1 or self.max_prompt_tokens < 1:
             raise ConfigError(

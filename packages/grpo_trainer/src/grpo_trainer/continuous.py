@@ -20,6 +20,12 @@ finds this step's queue empty takes a job of the next step's (``upcoming``) as t
 prepares, and starts the next :meth:`ContinuousRollouts.collect` with it; only each
 desktop's very first reset is cold.
 
+Where a desktop runs is the executor's choice, as for the group env: ``sync`` builds it in
+this process; ``ray`` builds it in a Ray actor (:class:`~grpo_trainer.vector_ray.RayVectorEnv`
+of one member, any node of the cluster), while its episode loop stays on its thread here,
+next to the policy. An actor that dies mid-episode makes that episode a crash (kept apart
+from scores) and the desktop's next reset starts a new actor, so the job after it runs.
+
 The episodes of a group still share one task and one seed (the same start state); they
 are regrouped by group id when all jobs are done. Which requests share a batch depends on
 thread timing, so continuous rollouts are not bitwise reproducible (group rollouts are).
@@ -31,16 +37,20 @@ import threading
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import gymnasium as gym
 from hybrid_agent.dispatch import PolicyDispatcher
 from hybrid_agent.policies.base import Generation, Policy, PolicyRequest
 
 from grpo_trainer.episode import Episode
+from grpo_trainer.errors import ConfigError
 from grpo_trainer.policy import AgentPolicy, TrainablePolicy, VersionedPolicy
 from grpo_trainer.rollout import RolloutConfig, collect_group
 from grpo_trainer.vector import make_group_env
+
+if TYPE_CHECKING:
+    from grpo_trainer.vector_ray import RayPlacement
 
 __all__ = ["ContinuousRollouts", "RolloutJob", "group_jobs"]
 
@@ -88,20 +98,33 @@ class ContinuousRollouts:
         generator: Any,
         *,
         prepare_next: bool = False,
+        executor: str = "sync",
+        placement: RayPlacement | None = None,
     ) -> None:
         """One single-member group env per factory (an env exception becomes that episode's crash).
 
         Args:
-            env_fns: One factory per desktop.
+            env_fns: One factory per desktop (with ``ray``, picklable: it runs in the actor).
             policy: The rollout policy (a :class:`VersionedPolicy` stamps weight versions).
             config: Rollout settings (``group_size`` is the jobs', not the envs').
             generator: The ``torch.Generator`` the policy samples with (one batch at a time).
             prepare_next: The envs prepare resets: each reset names the desktop's next task.
+            executor: Where each desktop's env runs: ``sync`` (this process) or ``ray`` (an
+                actor; the desktops start one after another).
+            placement: With ``ray``: what each actor reserves and where; desktop i is pinned to
+                ``placement.node_of(i)``.
+
+        Raises:
+            ConfigError: A placement without the ``ray`` executor.
         """
+        if placement is not None and executor != "ray":
+            raise ConfigError(f"placement applies to executor 'ray' only, got executor {executor!r}.")
         self.prepare_next = prepare_next
         self.policy = policy if isinstance(policy, VersionedPolicy) else VersionedPolicy(policy)
         self.config = config
-        self.envs = [make_group_env(fn, 1) for fn in env_fns]
+        self.envs = [
+            _desktop(fn, executor, placement.member(i) if placement else None) for i, fn in enumerate(env_fns)
+        ]
         self.agent: Policy = AgentPolicy(self.policy, "rollout", config.temperature, generator)
         self.generator = generator
         self.dispatcher: PolicyDispatcher | None = None
@@ -225,6 +248,14 @@ class ContinuousRollouts:
         """Closes every env."""
         for venv in self.envs:
             venv.close()
+
+
+def _desktop(
+    env_fn: Callable[[], gym.Env], executor: str, placement: RayPlacement | None
+) -> gym.vector.VectorEnv:
+    """One desktop: a one-member group env, on ``executor`` (``placement``: where its actor runs)."""
+    options = {} if placement is None else {"placement": placement}
+    return make_group_env(env_fn, 1, executor=executor, **options)
 
 
 def _same(job: RolloutJob, reserved: RolloutJob) -> bool:

@@ -116,7 +116,8 @@ class Trainer:
             desktops: One env factory per desktop (any number): rollouts are then continuous
                 (:mod:`grpo_trainer.continuous`): each desktop takes the step's next episode as
                 soon as its last one ended, model calls batched across desktops, instead of
-                one group at a time over ``venv``.
+                one group at a time over ``venv``. ``config.rollout.executor`` says where their
+                envs run (``sync``: here; ``ray``: one actor each, the factories pickled).
             prepare_resets: Whether the envs were made with prepared resets
                 (:func:`grpo_trainer.env_setup.env_kwargs` decides it); each reset then names
                 the env's next task (``prepare_next``). ``None``: as ``config.env_kwargs`` says.
@@ -168,6 +169,7 @@ class Trainer:
                 self.rollout_config,
                 self.generator,
                 prepare_next=prepare_resets,
+                executor=config.rollout.executor,
             )
             if desktops is not None
             else None

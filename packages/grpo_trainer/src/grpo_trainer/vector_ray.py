@@ -12,6 +12,11 @@ or a call outran ``call_timeout_s``) becomes a crash value like
 is held until the next ``reset``, which replaces a dead actor by a new one on the
 same placement: one lost machine drops its episodes, it does not stop the group.
 
+Continuous rollouts (:mod:`grpo_trainer.continuous`, ``executor="ray"``) host each
+desktop in a one-member :class:`RayVectorEnv`: the episode loop stays on a thread of the
+trainer, every env call goes to the desktop's actor, and a dead actor's episode is a
+crash, its next job runs on a new actor.
+
 Ray is the ``ray`` extra of ``grpo_trainer`` and is imported on first use only.
 Every node needs this workspace's packages and, for the local backend, the
 desktop's programs (``tools/setup_debian.sh``); see
@@ -24,7 +29,7 @@ import os
 import socket
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, SupportsFloat
 
 import gymnasium as gym
@@ -70,6 +75,19 @@ class RayPlacement:
                 f"{self.memory_mb}, {self.call_timeout_s}."
             )
         object.__setattr__(self, "node_ids", tuple(self.node_ids))
+
+    def node_of(self, i: int) -> str | None:
+        """The node member ``i`` is pinned to (``node_ids`` in turn), ``None``: Ray chooses."""
+        return self.node_ids[i % len(self.node_ids)] if self.node_ids else None
+
+    def member(self, i: int) -> RayPlacement:
+        """Member ``i``'s placement alone, for a one-member env that is the i-th of several.
+
+        Continuous rollouts host each desktop in its own one-member :class:`RayVectorEnv`;
+        pinning desktop ``i`` to ``node_of(i)`` keeps the rotation over ``node_ids``.
+        """
+        node = self.node_of(i)
+        return replace(self, node_ids=(node,) if node is not None else ())
 
 
 @dataclass(frozen=True)
@@ -163,10 +181,10 @@ class RayVectorEnv(gym.vector.VectorEnv):
         options: dict[str, Any] = {"num_cpus": p.num_cpus, "resources": dict(p.resources)}
         if p.memory_mb:
             options["memory"] = p.memory_mb * 1024 * 1024
-        if p.node_ids:
+        node = p.node_of(i)
+        if node is not None:
             from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
-            node = p.node_ids[i % len(p.node_ids)]
             options["scheduling_strategy"] = NodeAffinitySchedulingStrategy(node, soft=False)
         return ray.remote(EnvHost).options(**options).remote(self.env_fns[i])
 
