@@ -160,3 +160,35 @@ def test_a_repaint_of_the_same_pixels_is_drawn_but_not_visible(xvfb):
             drawn, visible = now_drawn, now_visible
     finally:
         painter.close()
+
+
+def test_the_settle_count_waits_for_the_comparison_under_way(xvfb):
+    # A settle wait that read the count while a change's pixels were being compared would
+    # take it for no change, and could end before the timers that change announces.
+    name = xvfb.args[-1]
+    watch = DamageWatch(name)
+    comparing, release = threading.Event(), threading.Event()
+    copy = watch._copy
+    assert copy is not None
+
+    class HeldCopy:
+        def update(self, boxes):
+            comparing.set()
+            release.wait()
+            return copy.update(boxes)
+
+    assert watch.count_now() is not None  # every earlier report is judged: the next one is the pixel's
+    before = watch.latest()[0]
+    watch._copy = HeldCopy()  # type: ignore[assignment]
+    painter = xdisplay.Display(name)
+    root = painter.screen().root
+    try:
+        root.fill_rectangle(root.create_gc(foreground=0x00FF00), 0, 0, 1, 1)
+        painter.sync()
+        assert comparing.wait(10.0)
+        # Released later, from another thread: a count that did not wait would be `before`.
+        threading.Timer(0.3, release.set).start()
+        assert watch.latest()[0] == before + 1
+    finally:
+        release.set()
+        painter.close()

@@ -80,6 +80,10 @@ class DamageWatch:
             self._copy = ScreenCopy(Screen(name).grab, screen.width_in_pixels, screen.height_in_pixels)
         self._lock = threading.Condition()
         self._count = 0
+        # Reports taken off the queue, and those whose pixels were compared: latest() waits
+        # for the comparison under way when it is called (a grab and compare, 2.4 ms at most
+        # locally), so a settle wait never takes a change still being compared for none.
+        self._judging = self._judged = 0
         self._visible = 0  # changes that altered a pixel, and the time of the latest
         self._visible_last = time.monotonic()
         self._asked = self._answered = 0  # count_now's calls, and those its round trip covered
@@ -88,8 +92,14 @@ class DamageWatch:
         threading.Thread(target=self._run, name="damage", daemon=True).start()
 
     def latest(self) -> tuple[int, float]:
-        """How many changes that altered a pixel were seen so far, and the monotonic time of the latest."""
+        """How many changes that altered a pixel were seen so far, and the monotonic time of the latest.
+
+        A change the watch's thread is comparing is waited for: that one only, so a screen
+        that never rests delays the answer by one grab and compare at most.
+        """
         with self._lock:
+            under_way = self._judging
+            self._lock.wait_for(lambda: self._judged >= under_way or not self._alive)
             return self._visible, self._visible_last
 
     def count_now(self, timeout_s: float = 1.0) -> int | None:
@@ -146,6 +156,21 @@ class DamageWatch:
 
     def _consume(self, events: int) -> None:
         """Counts ``events`` queued reports as one change, re-arms the report, compares the pixels drawn."""
+        with self._lock:
+            self._judging += 1
+        visible, now = False, 0.0  # the connection failed: no change, and latest() stops waiting
+        try:
+            visible, now = self._judge(events)
+        finally:
+            with self._lock:
+                self._judged = self._judging
+                if visible:
+                    self._visible += 1
+                    self._visible_last = now
+                self._lock.notify_all()
+
+    def _judge(self, events: int) -> tuple[bool, float]:
+        """Takes ``events`` reports off the queue; whether they changed a pixel, and when they were taken."""
         for _ in range(events):
             self._display.next_event()
         # Subtracting re-arms the report; the round trip orders it after the
@@ -160,10 +185,7 @@ class DamageWatch:
         now = time.monotonic()
         with self._lock:
             self._count += 1
-        if self._visible_change(boxes):
-            with self._lock:
-                self._visible += 1
-                self._visible_last = now
+        return self._visible_change(boxes), now
 
     def _visible_change(self, boxes: list[Box]) -> bool:
         """Whether the pixels of ``boxes`` differ from the copy (True when there is no copy to tell)."""
