@@ -1,8 +1,8 @@
 """The settle wait ignores repaints that change no pixel, and waits for one that changes a single pixel.
 
 LibreOffice repaints its toolbars with identical pixels about every 300 ms after a
-document loaded; counted as changes, they held a reset's settle wait open for 1.4 s
-after its screen was final. The wait counts only a change whose pixels differ from
+document loaded; counted as changes, each would extend a reset's settle wait by
+another horizon. The wait counts only a change whose pixels differ from
 the screen as it was (:class:`~osworld_mcp_env.guest.screen_copy.ScreenCopy`).
 
 The copy's rules run on a scripted screen; the wait's on a real Xvfb, with a painter

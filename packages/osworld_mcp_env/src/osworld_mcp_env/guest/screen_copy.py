@@ -3,7 +3,7 @@
 The X server reports every drawing request as damage, whether or not it changed a
 pixel. LibreOffice repaints its toolbars with identical pixels some 300 ms apart
 long after a document is drawn (state refreshes); counted as changes, each one
-would hold the settle wait open for another timer horizon. A repaint that leaves
+would extend a wait without input by another timer horizon. A repaint that leaves
 every pixel as it was carries nothing an agent could see, so the damage watch
 compares the pixels of each damaged box with this copy and counts only a change
 that differs (:meth:`ScreenCopy.update`).

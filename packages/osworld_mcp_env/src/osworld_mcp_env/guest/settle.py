@@ -4,10 +4,9 @@ Three witnesses, each cheap and exact in time. The X server reports every
 change it draws (:class:`~osworld_mcp_env.guest.damage.DamageWatch`), so no
 screen is polled; the watch compares only the pixels of the boxes drawn with its
 copy of the screen, and a repaint that changed none is no change (LibreOffice
-repaints identical toolbars every ~300 ms after a document loaded, which held a
-reset's wait open 1.4 s after its screen was final). The kernel reports every thread that ran or
-waits for a CPU (:class:`CpuMeter`, nanosecond run times per thread), which
-covers what changes without drawing yet: an app that received the input and is
+repaints identical toolbars every ~300 ms after a document loaded). The kernel
+reports every thread that ran or waits for a CPU (:class:`CpuMeter`, nanosecond
+run times per thread), which covers what changes without drawing yet: an app that received the input and is
 still computing, a document loading behind a frozen progress bar, a client
 preempted on a busy host. An app that reacts to input is woken the instant the
 server delivers it, so "nothing drew and nothing ran" for a few milliseconds
