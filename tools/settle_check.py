@@ -10,7 +10,7 @@ frame of a screen still moving. A difference confined to a text caret's shape
                                         [--settle-horizon-ms 800]
 
 Prints the rate of settled observations and every miss; the test
-``tests/osworld_mcp_env/test_settle_correctness.py`` runs the same check on a
+``tests/osworld_mcp_env/guest/test_settle_correctness.py`` runs the same check on a
 small sample.
 """
 

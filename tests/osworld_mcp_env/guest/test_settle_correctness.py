@@ -22,7 +22,7 @@ import pytest
 from osworld_mcp_env.actions import INPUT_ACTIONS
 from osworld_mcp_env.env.core import OSWorldMCPEnv
 
-sys.path.insert(0, str(Path(__file__).parents[2] / "tools"))
+sys.path.insert(0, str(Path(__file__).parents[3] / "tools"))
 
 import settle_check  # tools/ is not a package: found through sys.path above
 
