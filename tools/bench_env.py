@@ -76,8 +76,8 @@ from bench_reset import guest_reset_phases
 from bench_reset import run as run_cold_resets
 from osworld_mcp_env.backends.local.cgroups import DEFAULT_CPU_WEIGHT
 from osworld_mcp_env.backends.local.desktop import LocalDesktop
+from osworld_mcp_env.env.config import PREPARING_CPU_WEIGHT
 from osworld_mcp_env.env.core import OSWorldMCPEnv
-from osworld_mcp_env.env.prepared_reset import PREPARING_CPU_WEIGHT
 
 TYPE10 = {"name": "computer_use", "arguments": {"action": "type", "text": "abcdefghij"}}
 ESCAPE = {"name": "computer_use", "arguments": {"action": "key", "keys": ["Escape"]}}

@@ -19,8 +19,9 @@ from pathlib import Path
 import pytest
 from osworld_mcp_env.backends.local import desktop as local
 from osworld_mcp_env.backends.local.cgroups import DEFAULT_CPU_WEIGHT, GROUP_NAME
+from osworld_mcp_env.env.config import PREPARING_CPU_WEIGHT
 from osworld_mcp_env.env.core import OSWorldMCPEnv
-from osworld_mcp_env.env.prepared_reset import PREPARING_CPU_WEIGHT, PreparedEpisode, ResetPreparer
+from osworld_mcp_env.env.prepared_reset import PreparedEpisode, ResetPreparer
 from osworld_mcp_env.errors import DesktopStartError
 from osworld_mcp_env.tasks import load_task
 from osworld_mcp_env.tasks.bundled import bundled_solution

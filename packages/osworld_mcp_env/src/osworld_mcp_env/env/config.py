@@ -11,8 +11,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from osworld_mcp_env.actions import ActionLimits
-from osworld_mcp_env.env.prepared_reset import PREPARING_CPU_WEIGHT
 from osworld_mcp_env.network import NetworkConfig, NetworkMode
+
+# The CPU weight of a desktop while it is prepared (cgroups' default is 100): under
+# contention the episode the agent acts in gets ~10x its share; idle CPU is still used.
+PREPARING_CPU_WEIGHT = 10
 
 
 @dataclass(frozen=True)
@@ -95,4 +98,4 @@ class EnvConfig:
         object.__setattr__(self, "cache_dirs", tuple(str(p) for p in self.cache_dirs))
 
 
-__all__ = ["EnvConfig"]
+__all__ = ["PREPARING_CPU_WEIGHT", "EnvConfig"]

@@ -169,7 +169,12 @@ class OSWorldMCPEnv(gym.Env[dict[str, Any], Call]):
                     error, terminated, settled = self._run_gui(parsed, info)
                 else:
                     error, tool_result = run_tool(
-                        parsed, info, episode=self._episode, config=self.config, shown=self._shown_tools
+                        parsed,
+                        info,
+                        tools=self._episode.tools,
+                        desktop=self._episode.desktop,
+                        config=self.config,
+                        shown=self._shown_tools,
                     )
         if error is not None:
             info["error"] = error.to_dict()

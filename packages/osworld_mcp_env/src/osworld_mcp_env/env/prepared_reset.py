@@ -43,9 +43,6 @@ logger = logging.getLogger(__name__)
 PREPARED_WAIT_S = 120.0
 # A prepared desktop that does not list its windows within this is hung: the cold path.
 ALIVE_CHECK_S = 10.0
-# The CPU weight of a desktop while it is prepared (cgroups' default is 100): under
-# contention the episode the agent acts in gets ~10x its share; idle CPU is still used.
-PREPARING_CPU_WEIGHT = 10
 # Memory one more desktop per env needs, with room to spare: an embedded desktop with
 # LibreOffice holds 0.4-0.7 GB (DESIGN.md, "Targets").
 PREPARED_DESKTOP_MB = 1024
@@ -247,7 +244,7 @@ def _close_quietly(resource: Closeable) -> None:
         logger.exception("closing %r in the background failed", resource)
 
 
-__all__ = ["PREPARED_WAIT_S", "PREPARING_CPU_WEIGHT", "Build", "PreparedEpisode", "Register", "ResetPreparer"]
+__all__ = ["PREPARED_WAIT_S", "Build", "PreparedEpisode", "Register", "ResetPreparer"]
 
 
 def prepared_resets_fit(envs: int, *, meminfo: Path = Path("/proc/meminfo")) -> bool:

@@ -36,9 +36,8 @@ from osworld_mcp_env.mcp_host.client import MCPToolClient, ToolCallResult
 from osworld_mcp_env.mcp_servers.catalog import NAMESPACES
 from osworld_mcp_env.text import truncate
 
-if TYPE_CHECKING:  # both import this module
+if TYPE_CHECKING:
     from osworld_mcp_env.env.config import EnvConfig
-    from osworld_mcp_env.env.episode import EpisodeDesktop
 
 SOCKET_WAIT_S = 20.0
 LIST_TIMEOUT_S = 10.0
@@ -126,16 +125,23 @@ class ToolCatalog:
 
 
 def run_tool(
-    call: ToolCall, info: StepInfo, *, episode: EpisodeDesktop, config: EnvConfig, shown: frozenset[str]
+    call: ToolCall,
+    info: StepInfo,
+    *,
+    tools: ToolCatalog | None,
+    desktop: Desktop,
+    config: EnvConfig,
+    shown: frozenset[str],
 ) -> tuple[ActionError | None, str]:
     """Runs one tool call of a step: (the agent's error or None, the text the model reads).
 
-    ``shown``: the tool names the last observation listed (``in_catalog`` of the record).
+    ``tools``: the episode's tool catalog (None where the desktop serves no tools); ``desktop``
+    runs bash and settles after a tool. ``shown``: the tool names the last observation listed
+    (``in_catalog`` of the record).
     Never raises for a bad call or a dead desktop: each is an error value.
     """
     if call.name == BASH and config.enable_bash:
-        return _run_bash(call, info, episode=episode, config=config)
-    tools = episode.tools
+        return _run_bash(call, info, desktop=desktop, config=config)
     if tools is None:
         return ActionError(
             ErrorCode.UNKNOWN_TOOL,
@@ -163,7 +169,7 @@ def run_tool(
     # The tool changed the app behind the screen's back: let it repaint before the frame,
     # with the same thresholds as after a GUI action (the guest's defaults).
     try:
-        info["timings"] = {"settle_ms": episode.desktop.settle()}
+        info["timings"] = {"settle_ms": desktop.settle()}
     except DesktopError as exc:
         # The tool ran; a desktop too sick to settle shows in the observation's error.
         info["settle_error"] = desktop_fault(exc).to_dict()
@@ -171,14 +177,14 @@ def run_tool(
 
 
 def _run_bash(
-    call: ToolCall, info: StepInfo, *, episode: EpisodeDesktop, config: EnvConfig
+    call: ToolCall, info: StepInfo, *, desktop: Desktop, config: EnvConfig
 ) -> tuple[ActionError | None, str]:
     bash = parse_bash(call)
     if isinstance(bash, ActionError):
         return bash, ""
     started = time.perf_counter()
     try:
-        result = episode.desktop.execute(bash.command, shell=True, timeout=float(bash.timeout))
+        result = desktop.execute(bash.command, shell=True, timeout=float(bash.timeout))
     except DesktopError as exc:
         return desktop_fault(exc), ""
     text = result.output + (f"\n[stderr]\n{result.error}" if result.error else "")
