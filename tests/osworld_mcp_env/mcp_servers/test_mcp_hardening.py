@@ -16,8 +16,8 @@ from typing import Any
 import osworld_mcp_env.mcp_servers as mcp_servers
 import pytest
 from mcp.server.mcpserver.exceptions import ToolError
+from osworld_mcp_env.mcp_host.limits import ToolLimits
 from osworld_mcp_env.mcp_servers.bounds import encoded_size, fit_json
-from osworld_mcp_env.mcp_servers.config import ToolLimits
 from osworld_mcp_env.mcp_servers.tools.arith import evaluate
 
 LIMITS = ToolLimits()

@@ -15,8 +15,8 @@ import anyio
 import pytest
 from mcp import Client
 from mcp_types import CallToolResult
+from osworld_mcp_env.mcp_host.limits import ToolLimits
 from osworld_mcp_env.mcp_servers import ServerConfig, build_server
-from osworld_mcp_env.mcp_servers.config import ToolLimits
 from PIL import Image
 
 pytestmark = [pytest.mark.timeout(120)]

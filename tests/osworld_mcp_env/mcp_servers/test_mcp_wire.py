@@ -21,7 +21,7 @@ from typing import Any
 import httpx2
 import pytest
 from mcp_types import INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR
-from osworld_mcp_env.mcp_servers.config import ToolLimits
+from osworld_mcp_env.mcp_host.limits import ToolLimits
 from polling import wait_until
 
 pytestmark = [pytest.mark.timeout(180)]

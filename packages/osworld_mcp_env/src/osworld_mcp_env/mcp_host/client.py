@@ -49,7 +49,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED, CallToolResult, Tool
 
 from osworld_mcp_env.errors import DesktopError
-from osworld_mcp_env.mcp_servers.config import ToolLimits
+from osworld_mcp_env.mcp_host.limits import ToolLimits
 
 # The socket ignores host and port, but the server's DNS-rebinding check wants a loopback host with a port.
 _BASE_URL = "http://127.0.0.1:8000"

@@ -13,8 +13,9 @@ Every tool returns an :class:`~osworld_mcp_env.mcp_servers.effects.ToolOutput`
 (``structuredContent`` with an ``effect``); see ``docs/mcp_tools.md``.
 """
 
+from osworld_mcp_env.mcp_host.limits import ToolLimits
 from osworld_mcp_env.mcp_host.namespaces import NAMESPACES
-from osworld_mcp_env.mcp_servers.config import DEFAULT_UNO_URL, ServerConfig, ToolLimits
+from osworld_mcp_env.mcp_servers.config import DEFAULT_UNO_URL, ServerConfig
 from osworld_mcp_env.mcp_servers.effects import Effect, EffectKind, ToolOutput
 from osworld_mcp_env.mcp_servers.serve import build_all_app, build_server, registry_for, serve_all
 

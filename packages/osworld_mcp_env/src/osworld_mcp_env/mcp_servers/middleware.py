@@ -1,7 +1,7 @@
 """The middleware of every namespace's server: bounded arguments in, bounded results out.
 
 It wraps each request after the transport parsed it (stdio and streamable HTTP
-alike), so one place enforces :class:`~osworld_mcp_env.mcp_servers.config.ToolLimits`
+alike), so one place enforces :class:`~osworld_mcp_env.mcp_host.limits.ToolLimits`
 for every tool, including the SDK's own replies (``Unknown tool: <name>`` echoes
 the name, a validation error its input):
 
@@ -22,8 +22,8 @@ from typing import Any
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.shared.exceptions import MCPError
 
+from osworld_mcp_env.mcp_host.limits import ToolLimits
 from osworld_mcp_env.mcp_servers.bounds import clip_text, encoded_size, fit_json
-from osworld_mcp_env.mcp_servers.config import ToolLimits
 
 logger = logging.getLogger(__name__)
 

@@ -32,7 +32,7 @@ from mcp.server.stdio import stdio_server
 from mcp_types import INVALID_REQUEST, PARSE_ERROR, jsonrpc_message_adapter
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from osworld_mcp_env.mcp_servers.config import ToolLimits
+from osworld_mcp_env.mcp_host.limits import ToolLimits
 
 # An "id" among the leading scalar members of the top-level object.
 _LEADING_ID = re.compile(

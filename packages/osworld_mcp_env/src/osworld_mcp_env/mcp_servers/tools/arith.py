@@ -25,7 +25,7 @@ from typing import Any
 
 from mcp.server.mcpserver.exceptions import ToolError
 
-from osworld_mcp_env.mcp_servers.config import ToolLimits
+from osworld_mcp_env.mcp_host.limits import ToolLimits
 
 Number = int | float
 
