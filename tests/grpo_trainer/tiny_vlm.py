@@ -7,7 +7,12 @@ is downloaded. :func:`saved_tiny_vlm` writes one as an ``hf:PATH`` directory.
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
+
+# pytest's pythonpath finds tiny_qwen; the ranks the deepspeed launcher starts and the tests' own
+# `python -c` children import this module without it.
+sys.path.insert(0, str(Path(__file__).parents[1] / "hybrid_agent"))
 
 import tiny_qwen
 from grpo_trainer.hf_policy import HFTrainablePolicy
