@@ -6,8 +6,13 @@ further ``--wait-s`` (2 s): a step whose screen changed afterwards returned a
 frame of a screen still moving. A difference confined to a text caret's shape
 (at most 3 px wide) is a blink, not a late paint, and is listed apart.
 
+With ``--resets N``, each task is instead reset cold N times and each reset's first
+observation is compared the same way: the settle wait that ends a reset (after the
+task's setup, with no input to date the apps' reactions from) must not hand out a
+first frame of a document still being drawn.
+
     uv run python tools/settle_check.py [--tasks calc-sum-column,...] [--rounds 3]
-                                        [--settle-horizon-ms 800]
+                                        [--settle-horizon-ms 800] [--resets N]
 
 Prints the rate of settled observations and every miss; the test
 ``tests/osworld_mcp_env/guest/test_settle_correctness.py`` runs the same check on a
@@ -41,6 +46,7 @@ class Outcome:
     step: int
     action: dict
     settle_ms: float
+    """The step's settle wait, or a reset's whole time."""
     changed_pixels: int
     bbox: tuple[int, int, int, int] | None
     """(left, top, right, bottom) of the changed pixels, or None when none changed."""
@@ -58,9 +64,10 @@ class Outcome:
     def describe(self) -> str:
         """One line for the report."""
         args = {k: v for k, v in self.action.items() if k != "action"}
+        wait = "a reset" if self.action["action"] == "reset" else "a settle"
         return (
             f"{self.task} step {self.step} {self.action['action']} {args}: {self.changed_pixels} px "
-            f"changed in {self.bbox} after a settle of {self.settle_ms:.0f} ms"
+            f"changed in {self.bbox} after {wait} of {self.settle_ms:.0f} ms"
         )
 
 
@@ -112,6 +119,19 @@ def check_task(env: gym.Env, task: str, rounds: int, wait_s: float) -> Iterator[
             step += 1
 
 
+def check_resets(env: gym.Env, task: str, resets: int, wait_s: float) -> Iterator[Outcome]:
+    """Resets ``env`` to ``task`` cold ``resets`` times (after a first one that starts the desktop)."""
+    env.reset(options={"task": task})
+    desktop = cast(OSWorldMCPEnv, env.unwrapped).desktop
+    for index in range(resets):
+        started = time.perf_counter()
+        obs, _info = env.reset(options={"task": task})
+        reset_ms = (time.perf_counter() - started) * 1000
+        time.sleep(wait_s)
+        later = desktop.screenshot().pixels
+        yield compare(task, index, {"action": "reset"}, reset_ms, obs["screenshot"], later)
+
+
 def compare(
     task: str, step: int, action: dict, settle_ms: float, seen: np.ndarray, later: np.ndarray
 ) -> Outcome:
@@ -148,13 +168,19 @@ def main() -> int:
     parser.add_argument(
         "--settle-horizon-ms", type=float, help="the backend's settle_horizon_ms (default: the guest's)"
     )
+    parser.add_argument("--resets", type=int, default=0, help="check N cold resets per task instead of steps")
     args = parser.parse_args()
     options = {} if args.settle_horizon_ms is None else {"settle_horizon_ms": args.settle_horizon_ms}
     env = gym.make(ENV_ID, enable_mcp=False, max_steps=1_000_000, backend_options=options)
     outcomes: list[Outcome] = []
     try:
         for task in args.tasks.split(","):
-            for outcome in check_task(env, task, args.rounds, args.wait_s):
+            checks = (
+                check_resets(env, task, args.resets, args.wait_s)
+                if args.resets
+                else check_task(env, task, args.rounds, args.wait_s)
+            )
+            for outcome in checks:
                 outcomes.append(outcome)
                 print(("ok    " if outcome.settled else "diff  ") + outcome.describe(), flush=True)
     finally:
