@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from osworld_mcp_env.guest.routes_hybrid import _gui_settle
+from osworld_mcp_env.guest.routes_hybrid import _gui_settle, _wait_settle
 from osworld_mcp_env.guest.settle import APP_TIMER_HORIZON_MS, SettleConfig
 from osworld_mcp_env.guest.transport import RequestError
 
@@ -58,3 +58,21 @@ def test_a_bad_horizon_is_refused_before_any_input(payload):
         _gui_settle(SettleConfig(), payload)
     assert info.value.status == 400
     assert info.value.extra == {"code": "invalid_arguments", "input_events_emitted": False}
+
+
+def test_a_plain_wait_continues_no_setup_unless_asked():
+    # A tool call's wait (no thresholds given) keeps the rules that count every busy moment.
+    config = _wait_settle(SettleConfig(quiet_ms=20.0), {})
+    assert (config.quiet_ms, config.prior_change_ms, config.work_ms) == (20.0, 0.0, 0.0)
+    reset = _wait_settle(SettleConfig(), {"quiet_ms": 150, "prior_change_ms": 400, "work_ms": 2})
+    assert (reset.quiet_ms, reset.prior_change_ms, reset.work_ms) == (150.0, 400.0, 2.0)
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [{"prior_change_ms": -1}, {"prior_change_ms": float("nan")}, {"work_ms": 1e9}, {"work_ms": "two"}],
+)
+def test_a_bad_setup_threshold_is_refused(payload):
+    with pytest.raises(RequestError) as caught:
+        _wait_settle(SettleConfig(), payload)
+    assert caught.value.status == 400

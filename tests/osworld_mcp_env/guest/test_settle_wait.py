@@ -8,7 +8,7 @@ timer, or idle. The clock moves only when the wait sleeps between its polls.
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import pytest
 from osworld_mcp_env.guest import settle
@@ -129,3 +129,77 @@ def test_polls_start_poll_ms_apart_and_one_that_overran_is_followed_at_once(cloc
     mark = settler.mark()
     assert settler.wait(quick, mark) == pytest.approx(8.0)
     assert _gaps_ms(slow.polls[1:]) == [3.0]
+
+
+@dataclass
+class SetUpApp:
+    """An office right after a task's setup: its document was drawn ``drawn_s`` before the
+    wait (negative), and it never draws again. Its main loop wakes every 150 ms on its
+    timer (too briefly to count as busy) and runs at each of ``wakes`` ((seconds from
+    the wait's start, CPU seconds used, taking as much wall time)).
+    """
+
+    clock: VirtualClock
+    drawn_s: float
+    wakes: tuple[tuple[float, float], ...] = ()
+    start: float = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.start = self.clock.now
+
+    def latest(self) -> tuple[int, float]:  # the damage watch: one change, the setup's
+        return 1, self.start + self.drawn_s
+
+    def sample(self) -> CpuSample:  # the CPU meter
+        t = self.clock.now - self.start
+        used = sum(min(cpu, max(0.0, t - at)) for at, cpu in self.wakes)
+        running = any(at <= t < at + cpu for at, cpu in self.wakes)
+        ran = int(t / 0.15) + sum(1 for at, _cpu in self.wakes if at <= t)
+        timers = {} if running else {MAIN: 150.0 - (t * 1000) % 150.0}
+        return CpuSample(self.clock.now, used, int(running), {MAIN: 10**9 + ran}, timers)
+
+
+# The reset's thresholds (env.episode.RESET_SETTLE) on the test's short windows.
+SETUP = SettleConfig(first_change_ms=50.0, quiet_ms=50.0, max_ms=5000.0, prior_change_ms=400.0, work_ms=2.0)
+# LibreOffice's main loop once a document loaded: a 0.8 ms burst every 300 ms, for ever
+# (between two polls 2 ms apart: 40 % of a core, busy).
+TICKS = tuple((0.101 + 0.3 * k, 0.0008) for k in range(20))
+SLACK_MS = 2 * SETUP.poll_ms
+
+
+def test_timer_ticks_keep_a_plain_wait_going_but_not_a_reset_wait(clock):
+    # Without work_ms every tick is busy and pushes the horizon 400 ms on: the wait
+    # never ends before its cap, on a screen that stopped changing before it began.
+    plain = SettleConfig(first_change_ms=50.0, quiet_ms=50.0, max_ms=5000.0)
+    app = SetUpApp(clock, drawn_s=-0.12, wakes=TICKS)
+    assert Settler(app, app).wait(plain) >= plain.max_ms
+    # The reset's wait: the horizon runs from the drawing (0.28 s), so only the timer due
+    # at 0.15 s is announced; the tick at 0.1 s is activity, not work; then 50 ms quiet.
+    app = SetUpApp(clock, drawn_s=-0.12, wakes=TICKS)
+    assert 200 <= Settler(app, app).wait(SETUP) <= 200 + SLACK_MS
+
+
+def test_work_after_the_setup_still_pushes_the_reset_wait_horizon(clock):
+    # 5 ms of work at 0.1 s (Writer's post-load layout, which repaints ~250 ms later): the
+    # horizon moves to ~0.505 s, so the timer due at 0.45 s is announced, then 50 ms quiet.
+    work = ((0.1, 0.005),)
+    app = SetUpApp(clock, drawn_s=-0.12, wakes=work)
+    assert 500 <= Settler(app, app).wait(SETUP) <= 500 + SLACK_MS
+    # The same work under a higher work threshold is no work: it ends as a still desktop.
+    app = SetUpApp(clock, drawn_s=-0.12, wakes=work)
+    assert 200 <= Settler(app, app).wait(replace(SETUP, work_ms=10.0)) <= 200 + SLACK_MS
+
+
+def test_only_a_change_drawn_within_prior_change_ms_counts_as_the_setups(clock):
+    # Drawn 120 ms before: the horizon is at 0.28 s, the timer due at 0.15 s the last announced.
+    recent = SetUpApp(clock, drawn_s=-0.12)
+    assert 200 <= Settler(recent, recent).wait(SETUP) <= 200 + SLACK_MS
+    # Drawn 1 s before: not the setup's drawing. The horizon runs from the wait's start
+    # (0.4 s: timers announced until 0.3 s) and nothing drew, so first_change_ms follows.
+    old = SetUpApp(clock, drawn_s=-1.0)
+    assert 350 <= Settler(old, old).wait(SETUP) <= 350 + SLACK_MS
+    # After an input, prior_change_ms and work_ms do nothing: the input's reaction is waited for.
+    after = SetUpApp(clock, drawn_s=-0.12)
+    settler = Settler(after, after)
+    plain = replace(SETUP, prior_change_ms=0.0, work_ms=0.0)
+    assert settler.wait(SETUP, settler.mark()) == settler.wait(plain, settler.mark())

@@ -160,10 +160,14 @@ class Desktop(Protocol):
         first_change_ms: float | None = None,
         quiet_ms: float | None = None,
         max_ms: float | None = None,
+        prior_change_ms: float | None = None,
+        work_ms: float | None = None,
     ) -> float:
         """Waits until the desktop is still; returns the milliseconds waited.
 
-        A threshold left as None takes the guest's default (``guest.settle.SettleConfig``).
+        A threshold left as None takes the guest's default (``guest.settle.SettleConfig``);
+        ``prior_change_ms`` and ``work_ms`` tune a wait that continues a task's setup (the
+        reset's, ``env.episode.RESET_SETTLE``) and are 0 for every other wait.
         """
         ...
 

@@ -95,9 +95,17 @@ class GuestBackedDesktop:
         first_change_ms: float | None = None,
         quiet_ms: float | None = None,
         max_ms: float | None = None,
+        prior_change_ms: float | None = None,
+        work_ms: float | None = None,
     ) -> float:
         """Waits until the desktop is still (None: the guest's default threshold)."""
-        return self.client.settle(first_change_ms=first_change_ms, quiet_ms=quiet_ms, max_ms=max_ms)
+        return self.client.settle(
+            first_change_ms=first_change_ms,
+            quiet_ms=quiet_ms,
+            max_ms=max_ms,
+            prior_change_ms=prior_change_ms,
+            work_ms=work_ms,
+        )
 
     def gui(
         self,

@@ -200,15 +200,27 @@ def _with_observation(guest: Guest, result: dict[str, Any], payload: dict[str, A
 def settle(guest: Guest, request: Request) -> Response:
     """Waits until the screen stops changing (after a ``wait`` or a tool call), at most to ``deadline_s``."""
     payload = request.json()
+    config = _wait_settle(guest.settle, payload)
+    return Response({"settle_ms": guest.settler.wait(_within(config, _deadline(payload)))})
+
+
+def _wait_settle(default: SettleConfig, payload: dict[str, Any]) -> SettleConfig:
+    """A wait's thresholds: the request's where it gives them, the guest's elsewhere (400 on bad ones)."""
     try:
         config = SettleConfig(
-            first_change_ms=float(payload.get("first_change_ms", guest.settle.first_change_ms)),
-            quiet_ms=float(payload.get("quiet_ms", guest.settle.quiet_ms)),
-            max_ms=float(payload.get("max_ms", guest.settle.max_ms)),
+            first_change_ms=float(payload.get("first_change_ms", default.first_change_ms)),
+            quiet_ms=float(payload.get("quiet_ms", default.quiet_ms)),
+            max_ms=float(payload.get("max_ms", default.max_ms)),
+            prior_change_ms=float(payload.get("prior_change_ms", 0.0)),
+            work_ms=float(payload.get("work_ms", 0.0)),
         )
     except (TypeError, ValueError) as exc:
         raise RequestError(400, f"Settle thresholds must be numbers of milliseconds: {exc}.") from exc
-    return Response({"settle_ms": guest.settler.wait(_within(config, _deadline(payload)))})
+    for name in ("prior_change_ms", "work_ms"):
+        value = getattr(config, name)
+        if not 0 <= value <= MAX_TIMER_HORIZON_MS:  # NaN fails too
+            raise RequestError(400, f"{name!r} must be ms in [0, {MAX_TIMER_HORIZON_MS:g}], got {value!r}.")
+    return config
 
 
 def _gui_settle(default: SettleConfig, payload: dict[str, Any]) -> SettleConfig:

@@ -40,6 +40,25 @@ refreshes its toolbars from a timer some 140 ms after a document is drawn; a
 reset's frame taken before it shows a toolbar about to change. The syscall numbers are
 x86-64's; elsewhere this witness is absent and the two others remain.
 
+Two thresholds tune a wait without an input to what it follows; the reset's wait sets
+both (``env.episode.RESET_SETTLE``), every other wait keeps 0, the rules above:
+
+* ``prior_change_ms``: the wait continues a task's setup, so a change drawn up to that
+  long before the wait counts as its own and the horizon runs from it, not from the
+  wait's start. The setup's document was drawn before its last step returned (the
+  office's readiness check, which itself waits for the office's pending events), and
+  the timers that follow a drawing are dated from the drawing.
+* ``work_ms``: a busy moment extends the horizon only once the desktop has used that
+  much CPU since it was last still. LibreOffice's main loop wakes every 150-300 ms for
+  0.3-0.7 ms when its timers fire; each wake, seen by a 2 ms poll, counted as busy and
+  pushed the horizon on by another 400 ms, so a Calc reset waited 1.4-2.2 s on a screen
+  that had stopped changing before the wait began. Real work stays covered: Writer's
+  post-load layout (3-6 ms of CPU) is followed ~250 ms later by a repaint of the whole
+  page, which a reset that ignored it returned without (4 of 4 resets, measured).
+
+``tools/settle_check.py --resets`` compares each reset's first frame with the screen
+2 s later over office, terminal, player and browser tasks.
+
 The horizon depends on the app that has the focus when the input is sent
 (:data:`APP_TIMER_HORIZON_MS`, :meth:`SettleConfig.for_app`): LibreOffice repaints its
 formula bar, toolbars and status bar from timers 0.3-0.73 s after an input, so its
@@ -85,7 +104,11 @@ class SettleConfig:
     was inactive for ``quiet_ms`` after a drawn change, or for ``first_change_ms`` when
     nothing was drawn yet (the input had no visible effect). ``max_ms`` caps the wait
     for animations, playing media and processes that never rest. Polls start
-    ``poll_ms`` apart, or at once after one that took longer.
+    ``poll_ms`` apart, or at once after one that took longer. A wait without an input
+    with ``prior_change_ms`` > 0 continues a task's setup (a change drawn up to that
+    long before it counts as its own), and with ``work_ms`` > 0 a busy moment extends
+    its horizon only after that much CPU time since the desktop was last still (the
+    module's docstring).
     """
 
     first_change_ms: float = 6.0
@@ -95,6 +118,8 @@ class SettleConfig:
     busy_fraction: float = 0.3
     timer_horizon_ms: float = 400.0
     repaint_timer_ms: float = 50.0
+    prior_change_ms: float = 0.0
+    work_ms: float = 0.0
     app_timer_horizon_ms: Mapping[str, float] = field(default_factory=lambda: APP_TIMER_HORIZON_MS)
 
     def for_app(self, app: str) -> SettleConfig:
@@ -319,6 +344,13 @@ class Settler:
         reacting = True
         drawn = False
         last_activity = start
+        prior = 0.0 if after_input else config.prior_change_ms / 1000
+        last_drawn_before = self._damage.latest()[1]
+        if prior > 0 and start - last_drawn_before <= prior:  # the setup's own drawing, just before
+            drawn = True
+            last_activity = last_drawn_before
+            horizon = last_drawn_before + config.timer_horizon_ms / 1000
+        burst_s = 0.0  # CPU time of the desktop since it was last still
         next_poll = start
         while True:
             # Polls start every poll_ms; one that overran (a sample costs ~3 ms in a VM
@@ -341,6 +373,7 @@ class Settler:
             span = sample.time - previous.time
             used = (sample.run_s - previous.run_s) / span if span > 0 else 0.0
             busy = bool(sample.runnable) or used >= config.busy_fraction
+            burst_s = burst_s + max(0.0, sample.run_s - previous.run_s) if busy else 0.0
             if reacting:
                 woken |= {pid for pid, ns in sample.main_ns.items() if ns != mark.cpu.main_ns.get(pid)}
                 reacting = busy or drew  # the reaction ends at the first still moment
@@ -360,7 +393,7 @@ class Settler:
             )
             if busy or announced:
                 last_activity = now
-            if busy and not after_input:  # work that may end in a timer, as a drawn change may
+            if busy and not after_input and burst_s * 1000 >= config.work_ms:  # work that may end in a timer
                 horizon = max(horizon, now + config.timer_horizon_ms / 1000)
             previous = sample
             if (now - start) * 1000 >= config.max_ms:
