@@ -344,12 +344,12 @@ class Settler:
         reacting = True
         drawn = False
         last_activity = start
-        prior = 0.0 if after_input else config.prior_change_ms / 1000
-        last_drawn_before = self._damage.latest()[1]
-        if prior > 0 and start - last_drawn_before <= prior:  # the setup's own drawing, just before
-            drawn = True
-            last_activity = last_drawn_before
-            horizon = last_drawn_before + config.timer_horizon_ms / 1000
+        if not after_input and config.prior_change_ms > 0:  # a setup's wait: was it drawing just before?
+            last_drawn_before = self._damage.latest()[1]
+            if start - last_drawn_before <= config.prior_change_ms / 1000:
+                drawn = True
+                last_activity = last_drawn_before
+                horizon = last_drawn_before + config.timer_horizon_ms / 1000
         burst_s = 0.0  # CPU time of the desktop since it was last still
         next_poll = start
         while True:
@@ -371,9 +371,10 @@ class Settler:
                 if not after_input:
                     horizon = max(horizon, last_change + config.timer_horizon_ms / 1000)
             span = sample.time - previous.time
-            used = (sample.run_s - previous.run_s) / span if span > 0 else 0.0
+            ran_s = sample.run_s - previous.run_s
+            used = ran_s / span if span > 0 else 0.0
             busy = bool(sample.runnable) or used >= config.busy_fraction
-            burst_s = burst_s + max(0.0, sample.run_s - previous.run_s) if busy else 0.0
+            burst_s = burst_s + max(0.0, ran_s) if busy else 0.0
             if reacting:
                 woken |= {pid for pid, ns in sample.main_ns.items() if ns != mark.cpu.main_ns.get(pid)}
                 reacting = busy or drew  # the reaction ends at the first still moment
