@@ -3,8 +3,8 @@
 A name is a window (``win<k>``, or ``all`` for no window) followed by ``+``-joined
 retention rules: any registered rule name, or a short alias (``drop`` =
 ``drop_on_success``, ``effect`` = ``drop_on_effect``, ``skip`` = ``skip_identical``,
-``downscale`` = ``downscale_old``, ``a11y`` = ``a11y_old``). The rules keep the
-order written; the registry validates them, so every composition it allows works.
+``downscale`` = ``downscale_old``, ``a11y`` = ``a11y_old``, ``older`` = ``placeholder_old``).
+The rules keep the order written; the registry validates them, so every composition it allows works.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ RULE_ALIASES = {
     "skip": "skip_identical",
     "downscale": "downscale_old",
     "a11y": "a11y_old",
+    "older": "placeholder_old",
 }
 _WINDOW = re.compile(r"^(?:win(\d+)|all)$")
 

@@ -330,7 +330,10 @@ class Runner:
                 writer.step(outcome.record, frame)
                 tally.spend(outcome.record.get("tokens"))
                 if outcome.end is not None:
-                    writer.finish({**outcome.end, "wall_s": time.monotonic() - started})
+                    # The instruction closes the record: a dataset built from it (grpo_trainer.sft) rebuilds
+                    # every context without the task files.
+                    end = {**outcome.end, "instruction": episode.instruction}
+                    writer.finish({**end, "wall_s": time.monotonic() - started})
                     tally.ended(error=outcome.end.get("error") is not None)
                     return
         except BaseException:
