@@ -10,11 +10,21 @@ removes only checkpoints older than the ``keep_last`` newest complete ones.
 
 from __future__ import annotations
 
+import os
+import random
 import re
 import shutil
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from grpo_trainer.errors import CheckpointError
+
+if TYPE_CHECKING:
+    import torch
+
+    from grpo_trainer.backend import Backend
 
 _NAME = re.compile(r"step_(\d+)(\.pt)?")
 LATEST = "latest"
@@ -77,3 +87,65 @@ def rotate_checkpoints(folder: Path, keep_last: int) -> list[str]:
             path.unlink()
         removed.append(name)
     return removed
+
+
+def save_checkpoint(backend: Backend, folder: Path, step: int, state: dict[str, Any], keep_last: int) -> Path:
+    """Writes ``backend``'s checkpoint of ``step`` with ``state``, then (rank 0) points ``latest`` at it.
+
+    Only then does rank 0 remove checkpoints past ``keep_last``, so a kill at any moment
+    leaves ``latest`` naming a complete checkpoint.
+    """
+    folder.mkdir(parents=True, exist_ok=True)
+    name = backend.save(folder, step, state)
+    if backend.rank == 0:
+        latest = folder / f"{LATEST}.tmp"
+        latest.write_text(name)
+        os.replace(latest, folder / LATEST)
+        rotate_checkpoints(folder, keep_last)
+    return folder / name
+
+
+def load_latest(backend: Backend, folder: Path, config: dict[str, Any]) -> dict[str, Any] | None:
+    """Restores ``backend`` from ``folder``'s ``latest`` checkpoint; returns its state, ``None`` without one.
+
+    Raises:
+        CheckpointError: The checkpoint was written under another configuration than ``config``.
+    """
+    name = latest_checkpoint(folder)
+    if name is None:
+        return None
+    state = backend.load(folder, name)
+    if state["config"] != config:
+        raise CheckpointError(f"{folder / name} was written by another configuration; use a new run_dir.")
+    return state
+
+
+def seed_everything(seed: int) -> None:
+    """Seeds Python's, numpy's and torch's global streams from a run's seed."""
+    import torch
+
+    random.seed(seed)
+    np.random.seed(seed % 2**32)
+    torch.manual_seed(seed)
+
+
+def rng_state(generator: torch.Generator) -> dict[str, Any]:
+    """Every random stream a run draws from: ``generator``, torch's, numpy's and Python's."""
+    import torch
+
+    return {
+        "generator": generator.get_state(),
+        "torch": torch.get_rng_state(),
+        "numpy": np.random.get_state(),
+        "python": random.getstate(),
+    }
+
+
+def restore_rng(state: dict[str, Any], generator: torch.Generator) -> None:
+    """Puts back the streams :func:`rng_state` saved."""
+    import torch
+
+    generator.set_state(state["generator"])
+    torch.set_rng_state(state["torch"])
+    np.random.set_state(state["numpy"])
+    random.setstate(state["python"])

@@ -25,8 +25,6 @@ depends on thread timing, so it is not reproduced exactly. Metrics go through on
 from __future__ import annotations
 
 import copy
-import os
-import random
 import resource
 import time
 import warnings
@@ -42,12 +40,12 @@ import torch
 from grpo_trainer.advantage import GroupAdvantages, group_advantages
 from grpo_trainer.async_rollout import RolloutWorker, oldest_version, split_stale
 from grpo_trainer.backend import Backend, make_backend
-from grpo_trainer.checkpoints import LATEST, latest_checkpoint, rotate_checkpoints
+from grpo_trainer.checkpoints import load_latest, restore_rng, rng_state, save_checkpoint, seed_everything
 from grpo_trainer.config import GRPOConfig
 from grpo_trainer.continuous import ContinuousRollouts, RolloutJob, group_jobs
 from grpo_trainer.engines import make_engine
 from grpo_trainer.episode import Episode, StepSample
-from grpo_trainer.errors import CheckpointError, ConfigError, GRPOError
+from grpo_trainer.errors import ConfigError, GRPOError
 from grpo_trainer.loss import logprob_gap, policy_loss, truncated_is_weights
 from grpo_trainer.metrics import MetricsSink, summarize_updates
 from grpo_trainer.model_inputs import InputCache
@@ -157,7 +155,7 @@ class Trainer:
         sampling = copy.deepcopy(policy) if self.asynchronous else policy
         self.rollout_engine = make_engine(config, sampling)
         self.rollout_policy = VersionedPolicy(sampling, sampler=self.rollout_engine)
-        _seed_everything(config.engine.seed)
+        seed_everything(config.engine.seed)
         self.backend: Backend = make_backend(config, policy.module)
         # Each rank samples its own groups with its own stream; rank 0's is the one-process stream.
         self.generator = torch.Generator().manual_seed(config.engine.seed + self.backend.rank)
@@ -531,46 +529,21 @@ class Trainer:
         Only then does rank 0 remove checkpoints past ``[checkpoint] keep_last``, so a kill at
         any moment leaves ``latest`` naming a complete checkpoint.
         """
-        folder = self.run_dir / "checkpoints"
-        folder.mkdir(exist_ok=True)
         state = {
             "config": self.config.to_dict(),
             "step": self.step,
             "updates": self.updates,
-            "rng": {
-                "generator": self.generator.get_state(),
-                "torch": torch.get_rng_state(),
-                "numpy": np.random.get_state(),
-                "python": random.getstate(),
-            },
+            "rng": rng_state(self.generator),
         }
-        name = self.backend.save(folder, self.step, state)
-        if self.backend.rank == 0:
-            latest = folder / f"{LATEST}.tmp"
-            latest.write_text(name)
-            os.replace(latest, folder / LATEST)
-            rotate_checkpoints(folder, self.config.checkpoint.keep_last)
-        return folder / name
+        folder = self.run_dir / "checkpoints"
+        return save_checkpoint(self.backend, folder, self.step, state, self.config.checkpoint.keep_last)
 
     def _resume(self) -> None:
-        folder = self.run_dir / "checkpoints"
-        name = latest_checkpoint(folder)
-        if name is None:
+        state = load_latest(self.backend, self.run_dir / "checkpoints", self.config.to_dict())
+        if state is None:
             return
-        state = self.backend.load(folder, name)
-        if state["config"] != self.config.to_dict():
-            raise CheckpointError(f"{folder / name} was written by another configuration; use a new run_dir.")
-        self.generator.set_state(state["rng"]["generator"])
-        torch.set_rng_state(state["rng"]["torch"])
-        np.random.set_state(state["rng"]["numpy"])
-        random.setstate(state["rng"]["python"])
+        restore_rng(state["rng"], self.generator)
         self.step, self.updates = state["step"], state["updates"]
-
-
-def _seed_everything(seed: int) -> None:
-    random.seed(seed)
-    np.random.seed(seed % 2**32)
-    torch.manual_seed(seed)
 
 
 def _rollout_metrics(scored: list[GroupAdvantages], rewards: RewardConfig) -> dict[str, float]:
