@@ -1,7 +1,8 @@
 """``grpo-train --config FILE`` (``--list-tasks``, ``--profile-tasks``), ``grpo-train --print-defaults``.
 
 ``grpo-train export --checkpoint DIR --out DIR [--merge-lora]`` writes a checkpoint as a
-Hugging Face directory (:mod:`grpo_trainer.export`).
+Hugging Face directory (:mod:`grpo_trainer.export`); ``grpo-train sft --config FILE [--dry-run]``
+fine-tunes on recorded episodes (:mod:`grpo_trainer.sft`).
 
 One process per rank under DeepSpeed's launcher (``deepspeed --num_gpus N --module
 grpo_trainer.cli --config FILE``; see :mod:`grpo_trainer.backend_deepspeed` for
@@ -66,10 +67,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         from grpo_trainer.export import main as export_main
 
         return export_main(argv[1:])
+    if argv[:1] == ["sft"]:
+        from grpo_trainer.sft.cli import main as sft_main
+
+        return sft_main(argv[1:])
     parser = argparse.ArgumentParser(
         prog="grpo-train",
         description=(__doc__ or "").splitlines()[0],
-        epilog="grpo-train export --help: a checkpoint as a Hugging Face directory (hf:PATH loads it).",
+        epilog="grpo-train export --help: a checkpoint as a Hugging Face directory (hf:PATH loads it). "
+        "grpo-train sft --help: supervised fine-tuning on recorded episodes.",
     )
     parser.add_argument("--config", help="TOML or YAML run config")
     parser.add_argument("--print-defaults", action="store_true", help="print every key with its default")

@@ -1,7 +1,8 @@
 """The run configuration: one dataclass per component, Table 6 defaults, TOML/YAML in and out.
 
 A config file has one table per section (``[agent]``, ``[model]``, ``[rollout]``, ``[reward]``,
-``[advantage]``, ``[optim]``, ``[loss]``, ``[engine]``, ``[checkpoint]``, ``[probe]``, ``[curation]``) plus
+``[advantage]``, ``[optim]``, ``[loss]``, ``[engine]``, ``[checkpoint]``, ``[probe]``, ``[curation]``,
+``[sft]`` for ``grpo-train sft``) plus
 top-level ``policy``, ``env_id``, ``tasks``;
 unknown keys raise with the closest known name.
 """
@@ -22,6 +23,7 @@ from grpo_trainer.errors import ConfigError, unknown_name_message
 from grpo_trainer.packing import PACKINGS
 from grpo_trainer.probes import ProbeSettings
 from grpo_trainer.rewards import RewardConfig
+from grpo_trainer.sft.settings import SFTSettings
 
 # The decoder's linear layers in Qwen3-VL (and Qwen2/2.5-VL): attention and MLP projections of the language
 # model. The vision tower names its layers qkv/proj/linear_fc*, so it stays frozen.
@@ -302,6 +304,7 @@ _SECTIONS = {
     "checkpoint": CheckpointSettings,
     "probe": ProbeSettings,
     "curation": CurationConfig,
+    "sft": SFTSettings,
 }
 
 
@@ -333,6 +336,7 @@ class GRPOConfig:
     checkpoint: CheckpointSettings = field(default_factory=CheckpointSettings)
     probe: ProbeSettings = field(default_factory=ProbeSettings)
     curation: CurationConfig = field(default_factory=CurationConfig)
+    sft: SFTSettings = field(default_factory=SFTSettings)
 
     def __post_init__(self) -> None:
         if "prepare_resets" in self.env_kwargs and self.rollout.prepared_resets != "auto":
