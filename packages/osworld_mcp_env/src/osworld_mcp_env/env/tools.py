@@ -161,6 +161,8 @@ def run_tool(
         in_catalog=call.name in shown,
         dispatched=result.dispatched,
         returncode=None,
+        stderr=None,
+        timed_out=False,
         latency_ms=_latency(config, result.latency_ms),
     )
     if result.error_code is not None:
@@ -199,6 +201,8 @@ def _run_bash(
         in_catalog=False,
         dispatched=True,
         returncode=result.returncode,
+        stderr=truncate(result.error, config.bash_output_chars),
+        timed_out=result.timed_out,
         latency_ms=_latency(config, (time.perf_counter() - started) * 1000),
     )
     if result.timed_out:
