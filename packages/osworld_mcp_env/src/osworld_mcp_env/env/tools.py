@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from osworld_mcp_env.env.config import EnvConfig
 
 SOCKET_WAIT_S = 20.0
+PYAUTOGUI_GRID_ENV = "OSWORLD_PYAUTOGUI_GRID"  # guest/coordinate_grid/sitecustomize.py reads it
 LIST_TIMEOUT_S = 10.0
 
 
@@ -185,8 +186,12 @@ def _run_bash(
     if isinstance(bash, ActionError):
         return bash, ""
     started = time.perf_counter()
+    command = bash.command
+    if bash.pyautogui_grid is not None:
+        # Read by the desktop's python wrappers (guest/bin) for this command alone.
+        command = f"export {PYAUTOGUI_GRID_ENV}={bash.pyautogui_grid}\n{command}"
     try:
-        result = desktop.execute(bash.command, shell=True, timeout=float(bash.timeout))
+        result = desktop.execute(command, shell=True, timeout=float(bash.timeout))
     except DesktopError as exc:
         return desktop_fault(exc), ""
     text = result.output + (f"\n[stderr]\n{result.error}" if result.error else "")
