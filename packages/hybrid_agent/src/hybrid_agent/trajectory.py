@@ -132,6 +132,29 @@ class Frame:
 
 
 @dataclass(frozen=True)
+class Executed:
+    """One call a reply made and what the env reported for it.
+
+    Attributes:
+        call: The call as the model wrote it (model space).
+        evidence: The env's report of a text-tool call; ``None`` for a GUI or control action.
+    """
+
+    call: Call
+    evidence: Evidence | None = None
+
+    @property
+    def kind(self) -> StepKind:
+        """The call's kind (:func:`~hybrid_agent.step_kind.classify_step`)."""
+        return classify_step(self.call.name, self.call.arguments)
+
+    @property
+    def cli_failed(self) -> bool:
+        """A CLI step that failed by HybridCUA's rule."""
+        return step_failed(self.call, self.evidence)
+
+
+@dataclass(frozen=True)
 class Step:
     """One finished step of the trajectory.
 
@@ -140,8 +163,10 @@ class Step:
         tool_result: The tool result relayed at this step (the result of the *previous*
             call; empty after a GUI action or at the first step).
         response: The model's raw output (think, ``Action:`` line, ``<tool_call>``).
-        call: The call that was executed.
-        evidence: The env's report for an MCP call; ``None`` for a GUI action.
+        call: The call that was executed (the reply's first).
+        evidence: The env's report for a text-tool call; ``None`` for a GUI action.
+        more: The reply's further calls, each executed as its own env step after ``call``
+            (HybridCUA's several calls per turn); empty for one call per reply.
     """
 
     frame: Frame
@@ -149,21 +174,18 @@ class Step:
     response: str
     call: Call
     evidence: Evidence | None = None
+    more: tuple[Executed, ...] = ()
 
     @property
-    def kind(self) -> StepKind:
-        """The step's kind in HybridCUA's terms (:func:`hybrid_agent.step_kind.classify_step`)."""
-        return classify_step(self.call.name, self.call.arguments)
-
-    @property
-    def cli_failed(self) -> bool:
-        """A CLI step that failed by HybridCUA's rule (False for every other kind)."""
-        return step_failed(self.call, self.evidence)
+    def executed(self) -> tuple[Executed, ...]:
+        """Every call of the reply, in the order executed."""
+        return (Executed(self.call, self.evidence), *self.more)
 
     @property
     def mcp_exec_ok(self) -> bool:
-        """True when this step was an MCP call that executed without error."""
-        return (not self.call.is_gui) and self.evidence is not None and self.evidence.exec_ok
+        """True when this step was an MCP tool call (kind ``tool``) that executed without error."""
+        tool = classify_step(self.call.name, self.call.arguments) is StepKind.TOOL
+        return tool and self.evidence is not None and self.evidence.exec_ok
 
 
 def step_failed(call: Call, evidence: Evidence | None) -> bool:
