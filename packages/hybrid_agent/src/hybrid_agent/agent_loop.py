@@ -54,7 +54,7 @@ from hybrid_agent.errors import ConfigError
 from hybrid_agent.evidence import evidence_from_info
 from hybrid_agent.parse import ParsedAction, ParseError, ParseErrorCode, ParseResult
 from hybrid_agent.policies.base import Generation, Policy, PolicyRequest, preferred_coordinates
-from hybrid_agent.presets import retention_from_name
+from hybrid_agent.presets import context_policy
 from hybrid_agent.prompt import PromptConfig
 from hybrid_agent.retrieval import BM25Retriever, RetrievalConfig
 from hybrid_agent.toolset import ToolSpec, tools_from_env
@@ -83,7 +83,7 @@ class AgentConfig:
     the defaults are the study's.
 
     Attributes:
-        context: Context policy name (``win4``, ``win2+drop`` ...; :mod:`hybrid_agent.presets`).
+        context: Context policy name (``win4``, ``win2+drop``, ``hybridcua``; :mod:`hybrid_agent.presets`).
         retrieval: Rank the focused app's tools with BM25 (top ``top_k`` + always-include);
             off shows every tool of the app.
         top_k: BM25 top-k (the study: 18).
@@ -91,7 +91,8 @@ class AgentConfig:
         keep_think: Show past reasoning inside the window.
         thinking: The model runs in Thinking mode (its chat template opens ``<think>``):
             a reply without ``</think>`` never finished reasoning and executes nothing.
-        tool_result_chars: L, the characters of a relayed tool result.
+        tool_result_chars: L, the characters of a relayed tool result (a named context policy
+            may fix its own: ``hybridcua`` cuts each command's output at 1,000).
         coordinates: Override the adapter's coordinate space; ``None``: the policy's own
             (the scripted policy emits screen pixels), else the adapter's.
         adapter: The model family (:func:`hybrid_agent.adapters.adapter_names`): its prompt,
@@ -119,7 +120,7 @@ class AgentConfig:
     parse_retries: int = 0
 
     def __post_init__(self) -> None:
-        retention_from_name(self.context)  # a bad name fails here, not after the first reset
+        context_policy(self.context)  # a bad name fails here, not after the first reset
         if self.coordinates is not None:
             CoordinatePolicy(self.coordinates)
         if self.top_k < 1 or self.tool_result_chars < 0 or self.parse_retries < 0:
@@ -146,12 +147,15 @@ class AgentConfig:
             tools_in_request: Tools travel apart (function calling): no ``<tools>`` block.
             adapter: The family rendering the context; ``None``: :meth:`make_adapter`'s.
         """
+        policy = context_policy(self.context)
         return ContextConfig(
-            retention=retention_from_name(self.context),
+            retention=policy.retention,
             prompt=PromptConfig(tools_block=not tools_in_request),
-            tool_result_chars=self.tool_result_chars,
+            tool_result_chars=policy.tool_result_chars or self.tool_result_chars,
             keep_think=self.keep_think,
             renderer=adapter or self.make_adapter(),
+            history=policy.history,
+            relay=policy.relay,
         )
 
 
@@ -167,7 +171,9 @@ class AgentEpisode:
         info: The env's latest ``info``.
         steps: The executed steps, the context builder's history (replies that executed
             nothing are not steps).
-        feedback: What the next turn relays instead of the env's tool result (a parse error).
+        feedback: What the next turn relays instead of the env's tool result (a parse error,
+            or the results of a reply of several calls joined).
+        relays: The results of the last reply's calls one by one, when it made several.
         calls: Model calls so far (every reply counts).
     """
 
@@ -178,6 +184,7 @@ class AgentEpisode:
     info: dict[str, Any]
     steps: list[Step] = field(default_factory=list)
     feedback: str = ""
+    relays: tuple[str, ...] = ()
     calls: int = 0
 
     @classmethod
@@ -315,7 +322,7 @@ class AgentLoop:
         obs = episode.obs
         tools = self.shown_tools(obs, episode.info)
         frame = Frame.from_array(obs["screenshot"])
-        current = Observation(frame, episode.feedback or obs.get("tool_result", ""))
+        current = Observation(frame, episode.feedback or obs.get("tool_result", ""), episode.relays)
         context = build_context(episode.steps, current, episode.instruction, tools, self.context)
         height, width = obs["screenshot"].shape[:2]
         functions = tuple(self.adapter.functions(tools, (width, height)))
@@ -419,9 +426,18 @@ class AgentLoop:
         evidence = evidence_from_info(executed, info) if executed is not None else None
         if call is not None:
             record["evidence"] = asdict(evidence) if evidence is not None else None
-            step = Step(turn.observation.frame, turn.observation.tool_result, decision.text, call, evidence)
+            observed = turn.observation
+            step = Step(
+                observed.frame,
+                observed.tool_result,
+                decision.text,
+                call,
+                evidence,
+                tool_result_parts=observed.parts,
+            )
             episode.steps.append(step)
         episode.feedback = decision.feedback
+        episode.relays = ()
         episode.obs, episode.info = obs, info
         episode.calls += 1
         exec_ok = call is not None and not typed.get("error") and (evidence is None or evidence.exec_ok)

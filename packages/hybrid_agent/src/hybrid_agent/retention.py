@@ -52,6 +52,9 @@ class RetentionConfig:
         downscale_factor: Scale of frames older than the newest under ``downscale_old``.
         a11y_max_chars: Bound of the accessibility text under ``a11y_old``, truncation marker included.
         max_consecutive_skips: ``skip_identical`` keeps a frame after this many skips in a row.
+        image_window: Under ``image_window``: frames shown as images, counting the current one
+            (HybridCUA's RL: 3, the current and two previous); older in-window turns keep their
+            text with a marker in place of the screenshot.
     """
 
     window: int | None = 4
@@ -59,6 +62,7 @@ class RetentionConfig:
     downscale_factor: float = 0.5
     a11y_max_chars: int = 4000
     max_consecutive_skips: int = 2
+    image_window: int = 3
 
     def __post_init__(self) -> None:
         if self.window is not None and self.window < 1:
@@ -67,8 +71,8 @@ class RetentionConfig:
             )
         if not 0 < self.downscale_factor <= 1:
             raise ConfigError(f"downscale_factor must be in (0, 1], got {self.downscale_factor}.")
-        if self.a11y_max_chars < 1 or self.max_consecutive_skips < 0:
-            raise ConfigError("a11y_max_chars must be >= 1 and max_consecutive_skips >= 0.")
+        if self.a11y_max_chars < 1 or self.max_consecutive_skips < 0 or self.image_window < 1:
+            raise ConfigError("a11y_max_chars and image_window must be >= 1 and max_consecutive_skips >= 0.")
         for name in self.rules:
             get_retention(name)  # unknown names fail here, at construction, not mid-episode
         if len(set(self.rules)) != len(self.rules):
@@ -174,6 +178,7 @@ class RetentionState:
     window_start: int
     final: dict[int, RetentionRecord] = field(default_factory=dict)
     frames: dict[int, Frame] = field(default_factory=dict)
+    step: int = 0  # the current frame's index
 
 
 RetentionRule = Callable[[FrameView, RetentionState], Verdict | None]
@@ -222,7 +227,7 @@ def plan_retention(steps: Sequence[Step], current: Observation, config: Retentio
     """
     step = len(steps)
     start = window_start(step, config.window)
-    state = RetentionState(config=config, window_start=start)
+    state = RetentionState(config=config, window_start=start, step=step)
     records: list[RetentionRecord] = []
 
     def decide(record: RetentionRecord) -> None:
@@ -260,6 +265,7 @@ DROPPED_AFTER_EFFECT = (
 )
 DROPPED_IDENTICAL = "[Screenshot omitted: identical to the last screenshot shown]"
 A11Y_HEADER = "[Screenshot replaced by its accessibility tree]\n"
+OUTSIDE_IMAGE_WINDOW = "[Earlier screenshot omitted]"
 
 
 @register_retention("drop_on_success")
@@ -330,3 +336,11 @@ def a11y_old(view: FrameView, state: RetentionState) -> Verdict | None:
     if view.is_current or not view.frame.a11y:
         return None
     return Verdict(FrameForm.A11Y, A11Y_HEADER + truncate(view.frame.a11y, state.config.a11y_max_chars))
+
+
+@register_retention("image_window")
+def image_window(view: FrameView, state: RetentionState) -> Verdict | None:
+    """HybridCUA's RL context: images on the newest ``image_window`` frames only; older turns get a marker."""
+    if state.step - view.index >= state.config.image_window:
+        return Verdict(FrameForm.PLACEHOLDER, OUTSIDE_IMAGE_WINDOW)
+    return None

@@ -162,6 +162,7 @@ class Step:
         frame: The screenshot the model saw when it chose this step's call.
         tool_result: The tool result relayed at this step (the result of the *previous*
             call; empty after a GUI action or at the first step).
+        tool_result_parts: The previous reply's calls' results one by one, when it made several.
         response: The model's raw output (think, ``Action:`` line, ``<tool_call>``).
         call: The call that was executed (the reply's first).
         evidence: The env's report for a text-tool call; ``None`` for a GUI action.
@@ -175,6 +176,7 @@ class Step:
     call: Call
     evidence: Evidence | None = None
     more: tuple[Executed, ...] = ()
+    tool_result_parts: tuple[str, ...] = ()
 
     @property
     def executed(self) -> tuple[Executed, ...]:
@@ -204,8 +206,17 @@ class Observation:
 
     Attributes:
         frame: The current screenshot.
-        tool_result: The result of the last executed call (empty after a GUI action).
+        tool_result: The result of the last executed call (empty after a GUI action); after a
+            reply of several calls, each one's result in order, a blank line apart.
+        parts: After a reply of several calls: each call's result, in order (a context policy
+            may cut each on its own); empty otherwise.
     """
 
     frame: Frame
     tool_result: str = ""
+    parts: tuple[str, ...] = ()
+
+    @property
+    def results(self) -> tuple[str, ...]:
+        """The relayed result of each call of the last reply (one entry, or none, for one call)."""
+        return self.parts or ((self.tool_result,) if self.tool_result else ())
