@@ -1,5 +1,5 @@
 import pytest
-from grpo_helpers import episode, gui, sample, tool
+from grpo_helpers import episode, gui, sample, shell, tool
 from grpo_trainer.advantage import hybridcua_config
 from grpo_trainer.errors import ConfigError, RegistryError
 from grpo_trainer.rewards import (
@@ -9,6 +9,7 @@ from grpo_trainer.rewards import (
     step_bonuses,
     used_cli,
 )
+from hybrid_agent.trajectory import Evidence
 from osworld_mcp_env.tasks.templates import task_labels
 
 
@@ -51,15 +52,24 @@ def test_a_failed_call_uses_up_its_key():
     assert step_bonuses(episode(1.0, samples), RewardConfig()) == [0.0, 0.0]
 
 
-def test_used_cli_counts_executed_bash_and_os_tool_calls_only():
-    config = RewardConfig()
-    assert used_cli(episode(1.0, [sample(tool("bash", command="ls"))]), config)
-    assert used_cli(
-        episode(1.0, [sample(gui()), sample(tool("os.search_files", keyword="x"), index=1)]), config
-    )
-    assert not used_cli(episode(1.0, [sample(tool("bash", command="false"), exec_ok=False)]), config)
-    assert not used_cli(episode(1.0, [sample(tool("libreoffice_calc.set_cell_value", cell="A1"))]), config)
-    assert not used_cli(episode(1.0, [sample(gui()), sample(None, exec_ok=False, index=1)]), config)
+HEREDOC_CLICK = "python3 <<'PY'\nimport pyautogui\npyautogui.click(500, 300)\nPY"
+
+
+def test_used_cli_counts_any_cli_step_failed_or_not_and_nothing_else():
+    # HybridCUA sets used_cli on any cli-kind step, whether it failed or not.
+    assert used_cli(episode(1.0, [shell("ls")]))
+    assert used_cli(episode(1.0, [shell("ls /nonexistent", 2, "ls: cannot access ...")]))
+    assert used_cli(episode(1.0, [shell("sleep 5", -1, timed_out=True)]))
+    # A heredoc that drives the screen is a GUI step; an os.* MCP tool is a tool call.
+    assert not used_cli(episode(1.0, [shell(HEREDOC_CLICK)]))
+    assert not used_cli(episode(1.0, [sample(gui()), sample(tool("os.search_files", keyword="x"), index=1)]))
+    assert not used_cli(episode(1.0, [sample(tool("libreoffice_calc.set_cell_value", cell="A1"))]))
+    assert not used_cli(episode(1.0, [sample(gui()), sample(None, exec_ok=False, index=1)]))
+
+
+def test_tool_bonus_never_goes_to_a_shell_command():
+    # A bash call is no MCP tool: an executed, "not read-only" command earns no lambda_mcp.
+    assert step_bonuses(episode(1.0, [shell("ls"), shell(HEREDOC_CLICK, index=1)]), RewardConfig()) == [0, 0]
 
 
 def test_hybridcua_interface_preference_pays_a_success_whose_cli_use_matches_the_label():
@@ -92,17 +102,50 @@ def test_an_unlabelled_task_turns_the_interface_term_off_and_is_counted():
         episode_return(episode(1.0, used, {"preferred_interface": "mcp"}), rewards)
 
 
-def test_hybridcua_execution_penalty_lands_on_failed_shell_commands_only():
+def test_hybridcua_execution_term_lands_on_failed_cli_steps_only():
+    # Exit codes and stderr as the real desktop reports them (test_rewards_desktop.py checks
+    # these five against the desktop itself).
     samples = [
-        sample(tool("bash", command="false"), exec_ok=False, index=0),  # failed shell command
-        sample(tool("os.rename_directory", old="a"), exec_ok=False, index=1),  # failed CLI-routed tool
-        sample(tool("libreoffice_calc.set_cell_value"), exec_ok=False, index=2),  # app tool: not a shell
-        sample(gui(), exec_ok=False, index=3),  # refused GUI action
-        sample(None, exec_ok=False, index=4),  # parse error
-        sample(tool("bash", command="ls"), index=5),  # executed
+        shell("ls ~ | head -3", 0, index=0),  # succeeded
+        shell("ls /nonexistent", 2, "ls: cannot access '/nonexistent': No such file or directory\n", index=1),
+        shell("grep zzz /etc/hostname", 1, "", index=2),  # no match: exit 1, empty stderr
+        shell("foobarbaz", 127, "bash: line 1: foobarbaz: command not found\n", index=3),
+        shell("sleep 5", -1, timed_out=True, index=4),
+        shell("false", 1, "", index=5),  # exit 1, empty stderr: not a failure by HybridCUA's rule
+        shell(HEREDOC_CLICK, 1, "Traceback ...", index=6),  # a failing GUI heredoc: not checked
+        sample(tool("os.rename_directory", old="a"), exec_ok=False, index=7),  # MCP tool: not checked
+        sample(tool("libreoffice_calc.set_cell_value"), exec_ok=False, index=8),
+        sample(gui(), exec_ok=False, index=9),  # refused GUI action
+        sample(None, exec_ok=False, index=10),  # parse error
     ]
+    paper, _ = hybridcua_config()
+    assert step_bonuses(episode(1.0, samples), paper) == [0, -0.3, 0, -0.3, -0.3, 0, 0, 0, 0, 0, 0]
+    released, _ = hybridcua_config("released")
+    assert step_bonuses(episode(1.0, samples), released) == [0.0] * 11
+
+
+def test_a_command_that_never_reached_the_desktop_or_could_not_start_is_exempt():
+    never_sent = sample(
+        tool("bash", command="ls"), exec_ok=False, evidence=Evidence(False, error_code="timeout")
+    )
+    could_not_start = sample(
+        tool("bash", command="ls"), exec_ok=False, evidence=Evidence(False, returncode=-1, stderr="ENOMEM")
+    )
     rewards, _ = hybridcua_config()
-    assert step_bonuses(episode(1.0, samples), rewards) == [-0.3, -0.3, 0.0, 0.0, 0.0, 0.0]
+    assert step_bonuses(episode(0.0, [never_sent, could_not_start]), rewards) == [0.0, 0.0]
+
+
+def test_outcome_scales():
+    # binary: +1 at the threshold, -1 below (a 0.5 is a failure); raw_score: the score itself.
+    partial, full, none = (episode(s, [sample(gui())]) for s in (0.5, 1.0, 0.0))
+    binary = RewardConfig(return_terms=("outcome",))
+    raw = RewardConfig(return_terms=("outcome",), outcome="raw_score")
+    assert [episode_return(e, binary) for e in (partial, full, none)] == [-1.0, 1.0, -1.0]
+    assert [episode_return(e, raw) for e in (partial, full, none)] == [0.5, 1.0, 0.0]
+    with pytest.raises(ConfigError, match="outcome must be one of"):
+        RewardConfig(outcome="score")
+    with pytest.raises(ConfigError, match="lambda_exec is a weight"):
+        RewardConfig(lambda_exec=-0.3)
 
 
 def test_templates_label_their_tasks_from_the_tool_oracle():

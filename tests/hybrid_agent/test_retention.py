@@ -3,7 +3,9 @@
 import pytest
 from hybrid_agent import retention
 from hybrid_agent.errors import RegistryError
+from hybrid_agent.presets import retention_from_name
 from hybrid_agent.retention import (
+    OUTSIDE_IMAGE_WINDOW,
     FrameForm,
     RetentionConfig,
     Verdict,
@@ -106,22 +108,16 @@ def test_a11y_old_bounds_the_text_with_the_stack_marker():
     assert tree.startswith(body[: 120 - len(TRUNCATION_MARKER.format(dropped=dropped))])
 
 
-def test_placeholder_old_keeps_pixels_of_the_newest_frames_and_downscale_shrinks_the_previous_ones():
-    # win31+older+downscale (the SFT context rule): step 6 has frames 0..6; 4..6 keep pixels,
-    # 4 and 5 downscaled, 6 (current) whole, 0..3 placeholders; none leaves the window.
+def test_the_sft_context_rule_keeps_pixels_of_the_newest_three_frames_and_shrinks_the_previous_two():
+    # win31+images+downscale (grpo_trainer's SFT context rule): at step 6, frames 4..6 keep pixels,
+    # 4 and 5 downscaled, 6 (current) whole, 0..3 become the marker; none leaves the window.
     shots = frames(7)
     steps = [Step(shots[i], "", "", Call("computer_use", {"action": "wait"})) for i in range(6)]
-    config = RetentionConfig(window=31, rules=("placeholder_old", "downscale_old"))
+    config = retention_from_name("win31+images+downscale")
     final = plan_retention(steps, Observation(shots[6]), config).final()
     assert [final[i].form for i in range(7)] == [FrameForm.PLACEHOLDER] * 4 + [
         FrameForm.DOWNSCALED,
         FrameForm.DOWNSCALED,
         FrameForm.IMAGE,
     ]
-    assert final[0].text == "[Screenshot omitted: only the last 3 screenshots are shown]"
-    assert final[0].rule == "placeholder_old"
-    # image_frames = 1: only the current frame keeps pixels
-    one = plan_retention(
-        steps, Observation(shots[6]), RetentionConfig(window=31, rules=("placeholder_old",), image_frames=1)
-    )
-    assert one.shown_frames() == [6]
+    assert final[0].text == OUTSIDE_IMAGE_WINDOW and final[0].rule == "image_window"

@@ -214,10 +214,14 @@ def test_fuzz_stream_is_seeded():
         ({"command": "ls"}, BashCommand("ls", 30)),
         ({"command": "ls", "timeout": 0.5}, BashCommand("ls", 0.5)),
         ({"command": "ls", "timeout": 300}, BashCommand("ls", 300)),
+        ({"command": "ls", "pyautogui_grid": 999}, BashCommand("ls", 30, pyautogui_grid=999)),
     ],
 )
 def test_a_bash_call_gets_its_command_and_a_30_s_default_timeout(arguments, expected):
     assert parse_bash(ToolCall("bash", arguments)) == expected
+
+
+GRID_MESSAGE = "bash 'pyautogui_grid' must be an integer in [1, 100000] (HybridCUA: 999)."
 
 
 @pytest.mark.parametrize(
@@ -230,6 +234,10 @@ def test_a_bash_call_gets_its_command_and_a_30_s_default_timeout(arguments, expe
         ({"command": "ls", "timeout": 300.5}, "bash 'timeout' must be a number of seconds in (0, 300]."),
         ({"command": "ls", "timeout": True}, "bash 'timeout' must be a number of seconds in (0, 300]."),
         ({"command": "ls", "timeout": "1"}, "bash 'timeout' must be a number of seconds in (0, 300]."),
+        *(
+            ({"command": "ls", "pyautogui_grid": grid}, GRID_MESSAGE)
+            for grid in (0, "999", 999.0, True, 100_001)
+        ),
     ],
 )
 def test_a_bad_bash_call_is_invalid_arguments_with_what_it_needs(arguments, message):

@@ -138,5 +138,5 @@ def test_dry_run_prints_the_dataset_summary(base, tmp_path, capsys):
     assert "samples: 4 from 2 successful trajectories (2 episodes read)" in out
     assert "dropped over the token limit: 0; replies that executed nothing: 0" in out
     assert "visual tokens per frame: current 4-4, previous 4-4" in out
-    assert "context rule: win31+older+downscale; optimizer updates: 2" in out
+    assert "context rule: win31+images+downscale; optimizer updates: 2" in out
     assert not (tmp_path / "out").exists()

@@ -82,6 +82,8 @@ def tool_call(**fields) -> ToolCallRecord:
             "in_catalog": True,
             "dispatched": True,
             "returncode": None,
+            "stderr": None,
+            "timed_out": False,
             "latency_ms": 1.0,
             **fields,
         }
@@ -100,9 +102,11 @@ def test_evidence_converter_reads_the_envs_tool_call_record():
     assert evidence_from_info(call, refused) == Evidence(False, error_code="unknown_tool")
     failed = {"tool_call": tool_call(exec_ok=False), "error": {"code": "tool_error"}}
     assert evidence_from_info(call, failed) == Evidence(False, None, None, None, "tool_error")
-    # A bash call has the same record: no effect, read-only unknown.
-    bash = {"tool_call": tool_call(name="bash", effect=None, in_catalog=False, returncode=0)}
-    assert evidence_from_info(Call("bash", {"command": "true"}), bash) == Evidence(True, None, None, None)
+    # A bash call has the same record: no effect, read-only unknown; exit code and stderr apart.
+    bash = {"tool_call": tool_call(name="bash", effect=None, in_catalog=False, returncode=2, stderr="no")}
+    read = evidence_from_info(Call("bash", {"command": "ls /x"}), bash)
+    assert read == Evidence(True, None, None, None, returncode=2, stderr="no")
+    assert read.command_failed
     assert evidence_from_info(Call("computer_use", {"action": "wait"}), changed) is None
 
 

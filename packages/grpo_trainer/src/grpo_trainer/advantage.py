@@ -27,7 +27,14 @@ from osworld_mcp_env.registry import Registry
 
 from grpo_trainer.episode import Episode
 from grpo_trainer.errors import ConfigError, RegistryError
-from grpo_trainer.rewards import RewardConfig, episode_return, step_bonuses, succeeded
+from grpo_trainer.rewards import (
+    LAMBDA_EXEC_PAPER,
+    LAMBDA_EXEC_RELEASED,
+    RewardConfig,
+    episode_return,
+    step_bonuses,
+    succeeded,
+)
 
 
 @dataclass(frozen=True)
@@ -97,11 +104,15 @@ def keep_spread(returns: Sequence[float], success_rate: float, config: Advantage
     """HybridCUA: drop a group whose combined rewards are all equal, keep it otherwise.
 
     The combined reward is R(tau), the sum of the return terms (outcome plus the interface
-    preference); equal means exactly equal, the z-scores are then all 0 and only the step
-    terms would remain. Unlike ``accuracy``, an all-success group whose interface bonus
-    differs between members is kept.
+    preference); equal means ``max - min <= 1e-12`` (HybridCUA's test), the z-scores are then
+    all 0 and only the step terms (the execution term) would remain: the group is dropped
+    before them. Unlike ``accuracy``, an all-success group whose interface bonus differs
+    between members is kept.
     """
-    return len(set(returns)) > 1
+    return bool(returns) and max(returns) - min(returns) > REWARD_SPREAD_TOL
+
+
+REWARD_SPREAD_TOL = 1e-12
 
 
 @dataclass(frozen=True)
@@ -145,17 +156,35 @@ def group_advantages(
     return GroupAdvantages(alive, advantages, returns, success, crashed, kept)
 
 
-def hybridcua_config(**reward_overrides: object) -> tuple[RewardConfig, AdvantageConfig]:
+HYBRIDCUA_VARIANTS: dict[str, dict[str, object]] = {
+    # The paper: a binary outcome (+1/-1 here) and lambda_exec 0.3.
+    "paper": {"outcome": "binary", "lambda_exec": LAMBDA_EXEC_PAPER},
+    # The released code and config: the raw score in [0, 1] and lambda_exec 0.
+    "released": {"outcome": "raw_score", "lambda_exec": LAMBDA_EXEC_RELEASED},
+}
+
+
+def hybridcua_config(
+    variant: str = "paper", **reward_overrides: object
+) -> tuple[RewardConfig, AdvantageConfig]:
     """The GUI+CLI study's (HybridCUA's) ``[reward]`` and ``[advantage]`` sections.
 
-    Returns outcome + the success-gated interface preference (0.1) as R, the execution
-    penalty (-0.3) on failed shell commands as a step term, the whole z-score on every
-    step (no 1/T) and the filter that drops groups whose combined rewards are all equal.
-    ``reward_overrides`` replace ``[reward]`` keys.
+    R is the outcome plus the success-gated interface preference (0.1, any CLI step counts);
+    ``-lambda_exec`` lands on each failed CLI step after normalisation; every step gets the
+    whole z-score (no 1/T); groups whose combined rewards are all equal are dropped.
+
+    Args:
+        variant: Which published setting (:data:`HYBRIDCUA_VARIANTS`): ``paper`` (binary
+            outcome, lambda_exec 0.3) or ``released`` (raw score, lambda_exec 0, the released
+            config).
+        reward_overrides: Replace ``[reward]`` keys (``outcome``, ``lambda_exec`` ...).
     """
+    if variant not in HYBRIDCUA_VARIANTS:
+        raise ConfigError(f"HybridCUA variant must be one of {sorted(HYBRIDCUA_VARIANTS)}, got {variant!r}.")
     base: dict[str, object] = {
         "return_terms": ("outcome", "interface_preference"),
         "step_terms": ("exec_penalty",),
+        **HYBRIDCUA_VARIANTS[variant],
     }
     rewards = RewardConfig(**{**base, **reward_overrides})  # type: ignore[arg-type]
     return rewards, AdvantageConfig(broadcast="repeat", group_filter="reward_spread")

@@ -15,8 +15,9 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from hybrid_agent.step_kind import StepKind, classify_step
 from hybrid_agent.toolset import ToolSpec
-from hybrid_agent.trajectory import Call, Observation, Step
+from hybrid_agent.trajectory import Call, Evidence, Observation, Step, step_failed
 
 
 @dataclass(frozen=True)
@@ -40,6 +41,8 @@ class StepSample:
         policy_version: The version of the weights that generated it: how many optimizer
             updates they had been through.
         finish_reason: Why generation stopped; ``length``: cut off, nothing was executed.
+        evidence: The env's report of a text-tool call (MCP or bash: exit code, stderr,
+            timeout), ``None`` for a GUI action or a reply that executed nothing.
     """
 
     index: int
@@ -56,11 +59,22 @@ class StepSample:
     read_only: bool | None = None
     policy_version: int = 0
     finish_reason: str | None = None
+    evidence: Evidence | None = None
+
+    @property
+    def kind(self) -> StepKind | None:
+        """The call's kind (:func:`~hybrid_agent.step_kind.classify_step`); ``None`` without a call."""
+        return None if self.call is None else classify_step(self.call.name, self.call.arguments)
+
+    @property
+    def cli_failed(self) -> bool:
+        """A CLI step that failed by HybridCUA's rule (:func:`~hybrid_agent.trajectory.step_failed`)."""
+        return self.call is not None and step_failed(self.call, self.evidence)
 
     @property
     def is_mcp(self) -> bool:
-        """An MCP tool call (parsed, not ``computer_use``)."""
-        return self.call is not None and not self.call.is_gui
+        """An MCP tool call: parsed, neither ``computer_use`` nor a shell command (kind ``tool``)."""
+        return self.kind is StepKind.TOOL
 
     @property
     def call_key(self) -> str | None:

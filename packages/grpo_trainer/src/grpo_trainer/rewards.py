@@ -4,11 +4,17 @@ Two pluggable families, each a registry with one signature:
 
 * **return terms** ``(episode, config) -> float`` are summed into R(tau), which the
   group z-scores (the study's Eq. 3: outcome, length penalty, step-cap penalty;
-  HybridCUA's success-gated interface preference).
+  HybridCUA's success-gated interface preference). The outcome has two scales
+  (``RewardConfig.outcome``): ``binary``, +1 at the success threshold and -1 below it
+  (the study's, and the binary outcome HybridCUA's paper describes), and ``raw_score``,
+  the evaluator's score in [0, 1] with partial credit kept (HybridCUA's released code).
 * **step terms** ``(episode, config) -> list[float]`` give one value per step sample,
   added to that step's advantage *after* normalisation, so they survive the z-score
   and reach exactly the tokens of that action (the study's MCP tool bonus;
   HybridCUA's execution penalty).
+
+Which step is a CLI step and whether it failed come from
+:mod:`hybrid_agent.step_kind`, the classifier the metrics and labels use too.
 
 A crashed episode has no return: callers drop it before any term runs.
 """
@@ -17,11 +23,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from fnmatch import fnmatch
 
+from hybrid_agent.step_kind import StepKind
 from osworld_mcp_env.registry import Registry
 
-from grpo_trainer.episode import Episode, StepSample
+from grpo_trainer.episode import Episode
 from grpo_trainer.errors import ConfigError, RegistryError
 
 
@@ -33,33 +39,39 @@ class RewardConfig:
         return_terms: Return terms summed into R(tau), by registered name.
         step_terms: Step terms added after normalisation, by registered name.
         max_steps: T_max, the step cap of an episode.
-        success_threshold: An evaluator score at or above it counts as success (+1), else -1.
+        outcome: The outcome's scale, by name (:data:`OUTCOME_SCALES`): ``binary`` (+1 at or
+            above ``success_threshold``, else -1) or ``raw_score`` (the evaluator's score,
+            HybridCUA's released code).
+        success_threshold: An evaluator score at or above it counts as success.
         lambda_len: Length penalty weight: ``- lambda_len * T / T_max``.
         lambda_cap: Step-cap penalty: ``- lambda_cap`` when ``T >= T_max``.
         lambda_mcp: Tool bonus per new, executed, state-changing MCP call, after normalisation.
         interface_bonus: HybridCUA's lambda (0.1): added to R when a successful episode's use of
             the CLI matches the task's ``preferred_interface`` label (``"cli"`` or ``"gui"``).
-        exec_penalty: HybridCUA's ``-lambda`` (0.3): added to the advantage of each shell command
-            that failed (only those: parse errors and GUI refusals are not penalised).
-        cli_calls: Call names that are shell/CLI commands, as ``fnmatch`` patterns: ``bash`` (a
-            shell action, HybridCUA's own) and the ``os`` MCP server's tools, each of which runs
-            one command line in the desktop (``find``, ``cp``, ``git``, ``gsettings`` ...).
+        lambda_exec: HybridCUA's ``lambda_exec``: ``lambda_exec * e_t`` (``e_t = -1``) is added to
+            the advantage of each CLI step that failed. Its paper (and an earlier config) sets
+            0.3 (:data:`LAMBDA_EXEC_PAPER`); its released config sets 0
+            (:data:`LAMBDA_EXEC_RELEASED`).
     """
 
     return_terms: tuple[str, ...] = ("outcome", "length", "step_cap")
     step_terms: tuple[str, ...] = ("tool_bonus",)
     max_steps: int = 50
+    outcome: str = "binary"
     success_threshold: float = 1.0
     lambda_len: float = 0.05
     lambda_cap: float = 0.2
     lambda_mcp: float = 0.1
     interface_bonus: float = 0.1
-    exec_penalty: float = -0.3
-    cli_calls: tuple[str, ...] = ("bash", "os.*")
+    lambda_exec: float = 0.3
 
     def __post_init__(self) -> None:
         if self.max_steps < 1:
             raise ConfigError(f"max_steps (T_max) must be >= 1, got {self.max_steps}.")
+        if self.outcome not in OUTCOME_SCALES:
+            raise ConfigError(f"outcome must be one of {sorted(OUTCOME_SCALES)}, got {self.outcome!r}.")
+        if self.lambda_exec < 0:
+            raise ConfigError(f"lambda_exec is a weight (the term is -lambda_exec), got {self.lambda_exec}.")
         for name in self.return_terms:
             RETURN_TERMS.get(name)
         for name in self.step_terms:
@@ -71,6 +83,8 @@ StepTerm = Callable[[Episode, RewardConfig], list[float]]
 RETURN_TERMS: Registry[ReturnTerm] = Registry("return term", error=RegistryError)
 STEP_TERMS: Registry[StepTerm] = Registry("step term", error=RegistryError)
 INTERFACES = ("cli", "gui")
+LAMBDA_EXEC_PAPER = 0.3  # HybridCUA's paper and its earlier RL config
+LAMBDA_EXEC_RELEASED = 0.0  # HybridCUA's released RL config
 
 
 def succeeded(episode: Episode, config: RewardConfig) -> bool:
@@ -78,10 +92,23 @@ def succeeded(episode: Episode, config: RewardConfig) -> bool:
     return episode.score is not None and episode.score >= config.success_threshold
 
 
+def binary_outcome(episode: Episode, config: RewardConfig) -> float:
+    """succ(tau): +1 on success, -1 otherwise (a partial score below the threshold is -1)."""
+    return 1.0 if succeeded(episode, config) else -1.0
+
+
+def raw_score_outcome(episode: Episode, config: RewardConfig) -> float:
+    """The evaluator's score in [0, 1], partial credit kept (HybridCUA's released reward)."""
+    return float(episode.score or 0.0)
+
+
+OUTCOME_SCALES: dict[str, ReturnTerm] = {"binary": binary_outcome, "raw_score": raw_score_outcome}
+
+
 @RETURN_TERMS.register("outcome")
 def outcome(episode: Episode, config: RewardConfig) -> float:
-    """succ(tau): +1 on success, -1 otherwise."""
-    return 1.0 if succeeded(episode, config) else -1.0
+    """The outcome on the configured scale (``RewardConfig.outcome``)."""
+    return OUTCOME_SCALES[config.outcome](episode, config)
 
 
 @RETURN_TERMS.register("length")
@@ -96,14 +123,15 @@ def step_cap(episode: Episode, config: RewardConfig) -> float:
     return -config.lambda_cap if episode.length >= config.max_steps else 0.0
 
 
-def is_cli(sample: StepSample, config: RewardConfig) -> bool:
-    """The sample's call is a shell/CLI command (its name matches ``cli_calls``), executed or not."""
-    return sample.call is not None and any(fnmatch(sample.call.name, p) for p in config.cli_calls)
+def used_cli(episode: Episode) -> bool:
+    """HybridCUA's ``used_cli``: at least one CLI step (:class:`~hybrid_agent.step_kind.StepKind`).
 
+    Failed or not, as HybridCUA counts it.
 
-def used_cli(episode: Episode, config: RewardConfig) -> bool:
-    """HybridCUA's "the trajectory contains a CLI command": at least one CLI call executed."""
-    return any(s.exec_ok and is_cli(s, config) for s in episode.samples)
+    A shell command with pyautogui in it is a GUI step and an ``os.*`` MCP tool a tool
+    call: neither counts.
+    """
+    return any(s.kind is StepKind.CLI for s in episode.samples)
 
 
 def interface_unlabelled(episode: Episode, config: RewardConfig) -> bool:
@@ -116,16 +144,16 @@ def interface_preference(episode: Episode, config: RewardConfig) -> float:
     """HybridCUA's ``R_CLI = 1[success] * 1[used_cli == cli_preferred]``, weighted by ``interface_bonus``.
 
     The paper's rule: a successful trajectory is paid when whether it contains a CLI command
-    (:func:`used_cli`) agrees with the task's label, ``preferred_interface = "cli"`` (pays a
-    success that used the CLI) or ``"gui"`` (pays a success that used none, GUI alone). An
-    unlabelled task gets 0 (:func:`interface_unlabelled` counts those).
+    (:func:`used_cli`, failed commands included) agrees with the task's label,
+    ``preferred_interface = "cli"`` (pays a success that used the CLI) or ``"gui"`` (pays a
+    success that used none, GUI alone). An unlabelled task gets 0 (:func:`interface_unlabelled` counts those).
     """
     preferred = episode.labels.get("preferred_interface")
     if not preferred or not succeeded(episode, config):
         return 0.0
     if preferred not in INTERFACES:
         raise ConfigError(f"preferred_interface must be one of {INTERFACES}, got {preferred!r}.")
-    return config.interface_bonus if used_cli(episode, config) == (preferred == "cli") else 0.0
+    return config.interface_bonus if used_cli(episode) == (preferred == "cli") else 0.0
 
 
 @STEP_TERMS.register("tool_bonus")
@@ -149,13 +177,13 @@ def tool_bonus(episode: Episode, config: RewardConfig) -> list[float]:
 
 @STEP_TERMS.register("exec_penalty")
 def exec_penalty(episode: Episode, config: RewardConfig) -> list[float]:
-    """HybridCUA's ``r_exec``: ``exec_penalty`` on each failed shell command, 0 elsewhere.
+    """HybridCUA's execution term ``lambda_exec * e_t``: ``-lambda_exec`` on each failed CLI step.
 
-    The paper penalises a command that ``exec_failed`` (non-zero exit, a timeout); here a CLI
-    call (:func:`is_cli`) whose execution failed (a tool error). A parse error, a refused or
-    failed GUI action and a failed app-tool call are not shell commands and get 0.
+    Failed is :func:`hybrid_agent.step_kind.cli_step_failed`: a timeout, or a non-zero exit
+    except exit 1 with empty stderr; a desktop fault is exempt. Only CLI steps are checked: a
+    failing pyautogui heredoc, a parse error, a refused GUI action and a failed MCP tool get 0.
     """
-    return [config.exec_penalty if is_cli(s, config) and not s.exec_ok else 0.0 for s in episode.samples]
+    return [-config.lambda_exec if s.cli_failed else 0.0 for s in episode.samples]
 
 
 def episode_return(episode: Episode, config: RewardConfig) -> float:

@@ -170,6 +170,7 @@ def collect_group(
                     read_only=outcome.evidence.read_only if outcome.evidence is not None else None,
                     policy_version=trace.version,
                     finish_reason=generations[i].finish_reason,
+                    evidence=outcome.evidence,
                 )
             )
             if ended:

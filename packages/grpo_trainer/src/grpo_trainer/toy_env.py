@@ -59,6 +59,8 @@ def _executed(
         in_catalog=True,
         dispatched=True,
         returncode=None,
+        stderr=None,
+        timed_out=False,
         latency_ms=0.0,
     )
 

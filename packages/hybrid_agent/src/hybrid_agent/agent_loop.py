@@ -40,7 +40,7 @@ from __future__ import annotations
 import dataclasses
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any, SupportsFloat
 
@@ -52,13 +52,13 @@ from hybrid_agent.context import ContextConfig, build_context
 from hybrid_agent.coords import CoordinatePolicy
 from hybrid_agent.errors import ConfigError
 from hybrid_agent.evidence import evidence_from_info
-from hybrid_agent.parse import ParseError, ParseErrorCode, ParseResult
+from hybrid_agent.parse import ParsedAction, ParseError, ParseErrorCode, ParseResult
 from hybrid_agent.policies.base import Generation, Policy, PolicyRequest, preferred_coordinates
-from hybrid_agent.presets import retention_from_name
+from hybrid_agent.presets import context_policy
 from hybrid_agent.prompt import PromptConfig
 from hybrid_agent.retrieval import BM25Retriever, RetrievalConfig
 from hybrid_agent.toolset import ToolSpec, tools_from_env
-from hybrid_agent.trajectory import Call, Evidence, Frame, Observation, Step
+from hybrid_agent.trajectory import Call, Evidence, Executed, Frame, Observation, Step
 
 # A refused, undispatched action: what a reply that executes nothing costs the env (one counted step).
 NO_OP_ACTION = ""
@@ -83,7 +83,7 @@ class AgentConfig:
     the defaults are the study's.
 
     Attributes:
-        context: Context policy name (``win4``, ``win2+drop`` ...; :mod:`hybrid_agent.presets`).
+        context: Context policy name (``win4``, ``win2+drop``, ``hybridcua``; :mod:`hybrid_agent.presets`).
         retrieval: Rank the focused app's tools with BM25 (top ``top_k`` + always-include);
             off shows every tool of the app.
         top_k: BM25 top-k (the study: 18).
@@ -91,7 +91,8 @@ class AgentConfig:
         keep_think: Show past reasoning inside the window.
         thinking: The model runs in Thinking mode (its chat template opens ``<think>``):
             a reply without ``</think>`` never finished reasoning and executes nothing.
-        tool_result_chars: L, the characters of a relayed tool result.
+        tool_result_chars: L, the characters of a relayed tool result (a named context policy
+            may fix its own: ``hybridcua`` cuts each command's output at 1,000).
         coordinates: Override the adapter's coordinate space; ``None``: the policy's own
             (the scripted policy emits screen pixels), else the adapter's.
         adapter: The model family (:func:`hybrid_agent.adapters.adapter_names`): its prompt,
@@ -119,7 +120,7 @@ class AgentConfig:
     parse_retries: int = 0
 
     def __post_init__(self) -> None:
-        retention_from_name(self.context)  # a bad name fails here, not after the first reset
+        context_policy(self.context)  # a bad name fails here, not after the first reset
         if self.coordinates is not None:
             CoordinatePolicy(self.coordinates)
         if self.top_k < 1 or self.tool_result_chars < 0 or self.parse_retries < 0:
@@ -146,12 +147,15 @@ class AgentConfig:
             tools_in_request: Tools travel apart (function calling): no ``<tools>`` block.
             adapter: The family rendering the context; ``None``: :meth:`make_adapter`'s.
         """
+        policy = context_policy(self.context)
         return ContextConfig(
-            retention=retention_from_name(self.context),
+            retention=policy.retention,
             prompt=PromptConfig(tools_block=not tools_in_request),
-            tool_result_chars=self.tool_result_chars,
+            tool_result_chars=policy.tool_result_chars or self.tool_result_chars,
             keep_think=self.keep_think,
             renderer=adapter or self.make_adapter(),
+            history=policy.history,
+            relay=policy.relay,
         )
 
 
@@ -167,7 +171,9 @@ class AgentEpisode:
         info: The env's latest ``info``.
         steps: The executed steps, the context builder's history (replies that executed
             nothing are not steps).
-        feedback: What the next turn relays instead of the env's tool result (a parse error).
+        feedback: What the next turn relays instead of the env's tool result (a parse error,
+            or the results of a reply of several calls joined).
+        relays: The results of the last reply's calls one by one, when it made several.
         calls: Model calls so far (every reply counts).
     """
 
@@ -178,6 +184,7 @@ class AgentEpisode:
     info: dict[str, Any]
     steps: list[Step] = field(default_factory=list)
     feedback: str = ""
+    relays: tuple[str, ...] = ()
     calls: int = 0
 
     @classmethod
@@ -240,6 +247,18 @@ class Decision:
         return parsed.as_written if parsed is not None and not isinstance(parsed, ParseError) else None
 
     @property
+    def executed_call(self) -> Call | None:
+        """The first call as the env gets it (screen space, env names); ``None`` when nothing goes out."""
+        parsed = self.parsed
+        return parsed.call if parsed is not None and not isinstance(parsed, ParseError) else None
+
+    @property
+    def follow_ups(self) -> tuple[ParsedAction, ...]:
+        """The reply's further calls, executed after the first, one env step each (HybridCUA)."""
+        parsed = self.parsed
+        return parsed.then if parsed is not None and not isinstance(parsed, ParseError) else ()
+
+    @property
     def malformed(self) -> bool:
         """The reply was read and could not become a call (a re-sample may repair it)."""
         return isinstance(self.parsed, ParseError)
@@ -252,10 +271,12 @@ class Outcome:
     Attributes:
         record: The step's record line (model output, parse, action, evidence, tokens, timings).
         call: The executed call (model space), ``None`` when the reply executed nothing.
-        evidence: The env's report of an MCP call.
+        evidence: The env's report of a text-tool call (MCP or bash).
         exec_ok: The action executed (parsed, accepted by the env, a tool call without error).
         end: At the end (terminated, truncated, or an error): the episode's end record (score,
             error, flags); else ``None``.
+        more: The reply's further calls that were executed, with their evidence (HybridCUA's
+            several calls per turn).
     """
 
     record: dict[str, Any]
@@ -263,6 +284,7 @@ class Outcome:
     evidence: Evidence | None
     exec_ok: bool
     end: dict[str, Any] | None = None
+    more: tuple[Executed, ...] = ()
 
     @property
     def ended(self) -> bool:
@@ -300,12 +322,18 @@ class AgentLoop:
         obs = episode.obs
         tools = self.shown_tools(obs, episode.info)
         frame = Frame.from_array(obs["screenshot"])
-        current = Observation(frame, episode.feedback or obs.get("tool_result", ""))
+        current = Observation(frame, episode.feedback or obs.get("tool_result", ""), episode.relays)
         context = build_context(episode.steps, current, episode.instruction, tools, self.context)
         height, width = obs["screenshot"].shape[:2]
         functions = tuple(self.adapter.functions(tools, (width, height)))
         request = PolicyRequest(
-            context.messages, tools, episode.task_id, episode.run, episode.calls, functions=functions
+            context.messages,
+            tools,
+            episode.task_id,
+            episode.run,
+            episode.calls,
+            functions=functions,
+            stop=self.adapter.stop,
         )
         return Turn(
             request,
@@ -361,6 +389,14 @@ class AgentLoop:
         }
         action = {"name": parsed.call.name, "arguments": parsed.call.arguments}
         record["action"] = action
+        if parsed.then:
+            record["then"] = [
+                {
+                    "call": {"name": f.as_written.name, "arguments": f.as_written.arguments},
+                    "action": {"name": f.call.name, "arguments": f.call.arguments},
+                }
+                for f in parsed.then
+            ]
         return Decision(text, parsed, action, "", record, time.perf_counter() - t0)
 
     # --- 3. what the env made of it --------------------------------------------------------
@@ -386,36 +422,71 @@ class AgentLoop:
         typed = step_info(info)
         record = {**decision.record, "env_error": typed.get("error")}
         call = decision.call
-        evidence = evidence_from_info(call, info) if call is not None else None
+        executed = decision.executed_call
+        evidence = evidence_from_info(executed, info) if executed is not None else None
         if call is not None:
             record["evidence"] = asdict(evidence) if evidence is not None else None
-            step = Step(turn.observation.frame, turn.observation.tool_result, decision.text, call, evidence)
+            observed = turn.observation
+            step = Step(
+                observed.frame,
+                observed.tool_result,
+                decision.text,
+                call,
+                evidence,
+                tool_result_parts=observed.parts,
+            )
             episode.steps.append(step)
         episode.feedback = decision.feedback
+        episode.relays = ()
         episode.obs, episode.info = obs, info
         episode.calls += 1
         exec_ok = call is not None and not typed.get("error") and (evidence is None or evidence.exec_ok)
         runner_s = turn.prepare_s + decision.decide_s + (time.perf_counter() - t0)
         record["timings"] = {**timings, "runner_s": runner_s}
-        end = None
-        if terminated or truncated:
-            eval_error = typed.get("eval_error")
-            end = {
-                "score": None if eval_error else float(reward),
-                "error": {
-                    "type": "eval_error",
-                    "exception": eval_error["type"],
-                    "message": eval_error["message"],
-                }
-                if eval_error
-                else None,
-                "terminated": terminated,
-                "truncated": truncated,
-                "claimed_success": typed.get("claimed_success"),
-                "evaluation": typed.get("evaluation"),
-                "steps": episode.calls,
-            }
+        end = _end(episode, reward, terminated, truncated, info)
         return Outcome(record, call, evidence, exec_ok, end)
+
+    def advance_follow_up(
+        self,
+        episode: AgentEpisode,
+        outcome: Outcome,
+        index: int,
+        follow: ParsedAction,
+        result: tuple[Any, SupportsFloat, bool, bool, dict[str, Any]],
+        env_s: float,
+    ) -> Outcome:
+        """Folds the env's answer to the reply's ``index``-th further call into the turn's outcome.
+
+        The turn stays one record and one history step: the call and its evidence join the
+        step (``Step.more``) and the record's ``then[index]``; what each call printed is
+        relayed to the next turn in order.
+        """
+        obs, reward, terminated, truncated, info = result
+        typed = step_info(info)
+        evidence = evidence_from_info(follow.call, info)
+        done = Executed(follow.as_written, evidence)
+        entry = {
+            **outcome.record["then"][index],
+            "evidence": asdict(evidence) if evidence is not None else None,
+            "executed": True,
+            "env_error": typed.get("error"),
+            "env_s": env_s,
+        }
+        then = [*outcome.record["then"]]
+        then[index] = entry
+        if episode.steps:
+            last = episode.steps[-1]
+            episode.steps[-1] = dataclasses.replace(last, more=(*last.more, done))
+        relayed = [
+            episode.feedback or str(episode.obs.get("tool_result", "")),
+            str(obs.get("tool_result", "")),
+        ]
+        episode.feedback = "\n\n".join(text for text in relayed if text)
+        episode.obs, episode.info = obs, info
+        end = _end(episode, reward, terminated, truncated, info)
+        return dataclasses.replace(
+            outcome, record={**outcome.record, "then": then}, end=end, more=(*outcome.more, done)
+        )
 
     def decide_repaired(
         self, turn: Turn, generation: Generation, resample: Resample | None
@@ -472,10 +543,43 @@ class AgentLoop:
             )
         env_s = time.perf_counter() - t1
         timings = {"policy_s": policy_s, "env_s": env_s, "env_ms": step_info(result[4]).get("timings")}
-        return self.advance(episode, turn, decision, result, timings)
+        outcome = self.advance(episode, turn, decision, result, timings)
+        for index, follow in enumerate(decision.follow_ups):
+            if outcome.ended:
+                break
+            t2 = time.perf_counter()
+            try:
+                result = env.step({"name": follow.call.name, "arguments": follow.call.arguments})
+            except Exception as exc:  # recorded apart from a score
+                return dataclasses.replace(
+                    outcome, end={**error_end("env_error", exc), "steps": episode.calls}
+                )
+            outcome = self.advance_follow_up(
+                episode, outcome, index, follow, result, time.perf_counter() - t2
+            )
+        return outcome
 
 
-def _eval_error(eval_error: dict[str, Any]) -> dict[str, Any]:
+def _end(
+    episode: AgentEpisode, reward: SupportsFloat, terminated: bool, truncated: bool, info: dict[str, Any]
+) -> dict[str, Any] | None:
+    """The episode's end record after an env step that ended it, else ``None``."""
+    if not (terminated or truncated):
+        return None
+    typed = step_info(info)
+    eval_error = typed.get("eval_error")
+    return {
+        "score": None if eval_error else float(reward),
+        "error": _eval_error(eval_error) if eval_error else None,
+        "terminated": terminated,
+        "truncated": truncated,
+        "claimed_success": typed.get("claimed_success"),
+        "evaluation": typed.get("evaluation"),
+        "steps": episode.calls,
+    }
+
+
+def _eval_error(eval_error: Mapping[str, Any]) -> dict[str, Any]:
     return {"type": "eval_error", "exception": eval_error["type"], "message": eval_error["message"]}
 
 

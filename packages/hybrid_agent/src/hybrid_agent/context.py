@@ -25,7 +25,14 @@ from PIL import Image
 from hybrid_agent.errors import ConfigError, ContextError
 from hybrid_agent.messages import Message, image_part, text_part
 from hybrid_agent.parse import extract_action_line, split_think
-from hybrid_agent.prompt import PromptConfig, current_turn_text, render_tool_result, system_prompt
+from hybrid_agent.presets import HISTORIES, RELAYS
+from hybrid_agent.prompt import (
+    PromptConfig,
+    current_turn_text,
+    render_cli_output,
+    render_tool_result,
+    system_prompt,
+)
 from hybrid_agent.retention import FrameForm, RetentionConfig, RetentionPlan, RetentionRecord, plan_retention
 from hybrid_agent.toolset import ToolSpec
 from hybrid_agent.trajectory import Call, Frame, Observation, Step
@@ -60,6 +67,10 @@ class ContextConfig:
         renderer: The model family's prompt, screenshot rule and past-turn format (the agent
             loop passes its adapter); ``None``: the stack's Qwen prompt at ``prompt.resolution``,
             frames as they are, canonical past calls.
+        history: ``all``: a one-line entry for every earlier step (the study); ``dropped``: only
+            for the steps that left the window (HybridCUA).
+        relay: ``tool_result``: ``Tool result:`` cut at L (the study); ``cli_output``: each
+            command's ``CLI output:`` cut at L (HybridCUA).
     """
 
     retention: RetentionConfig = field(default_factory=RetentionConfig)
@@ -67,10 +78,17 @@ class ContextConfig:
     tool_result_chars: int = 1500
     keep_think: bool = False
     renderer: TurnRenderer | None = None
+    history: str = "all"
+    relay: str = "tool_result"
 
     def __post_init__(self) -> None:
         if self.tool_result_chars < 0:
             raise ConfigError(f"tool_result_chars must be >= 0, got {self.tool_result_chars}.")
+        if self.history not in HISTORIES or self.relay not in RELAYS:
+            raise ConfigError(
+                f"history must be one of {HISTORIES} and relay one of {RELAYS}, got {self.history!r}, "
+                f"{self.relay!r}."
+            )
 
 
 @dataclass(frozen=True)
@@ -134,8 +152,14 @@ def _frame_part(frame: Frame, record: RetentionRecord, factor: float, renderer: 
     raise ContextError(f"Frame {record.frame} is {record.form} but was asked to be rendered.")
 
 
-def _user_turn(tool_result: str, frame_part: dict, config: ContextConfig) -> list[dict]:
-    parts = [text_part(render_tool_result(tool_result, config.tool_result_chars))] if tool_result else []
+def _user_turn(observed: Observation | Step, frame_part: dict, config: ContextConfig) -> list[dict]:
+    limit = config.tool_result_chars
+    if config.relay == "cli_output":
+        results = observed.parts if isinstance(observed, Observation) else observed.tool_result_parts
+        texts = results or ((observed.tool_result,) if observed.tool_result else ())
+        return [*(text_part(render_cli_output(text, limit)) for text in texts), frame_part]
+    tool_result = observed.tool_result
+    parts = [text_part(render_tool_result(tool_result, limit))] if tool_result else []
     return [*parts, frame_part]
 
 
@@ -189,11 +213,14 @@ def build_context(
             if renderer is not None
             else render_assistant(past, config.keep_think)
         )
-        messages.append({"role": "user", "content": _user_turn(past.tool_result, frame_part, config)})
+        messages.append({"role": "user", "content": _user_turn(past, frame_part, config)})
         messages.append({"role": "assistant", "content": assistant})
     history = tuple(action_summary(past) for past in steps)
+    shown = history
+    if config.history == "dropped":
+        shown = tuple(line for i, line in enumerate(history) if final[i].form == FrameForm.OUT_OF_WINDOW)
     current_part = _frame_part(current.frame, final[step], factor, renderer)
-    content = _user_turn(current.tool_result, current_part, config)
-    content.append(text_part(current_turn_text(instruction, history)))
+    content = _user_turn(current, current_part, config)
+    content.append(text_part(current_turn_text(instruction, shown)))
     messages.append({"role": "user", "content": content})
     return Context(messages=messages, plan=plan, history=history)

@@ -62,4 +62,7 @@ def evidence_from_info(call: Call, info: Mapping[str, Any]) -> Evidence | None:
         effect_kind=effect.get("kind") if effect else None,
         read_only=record["read_only"],
         error_code=error.get("code"),
+        returncode=record["returncode"],
+        stderr=record["stderr"],
+        timed_out=record["timed_out"],
     )

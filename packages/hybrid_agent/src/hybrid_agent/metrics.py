@@ -31,6 +31,17 @@ Definitions (``DESIGN.md`` "Metrics"; ``notes/hybrid-agents.md`` §1.8, §7.5):
 * **tokens**: input per task (sum over model calls), p95 of the per-task peak, output
   per task, and input tokens per 1 % accuracy.
 
+The GUI+CLI study's (HybridCUA's) numbers, over the calls the env executed, each of a
+kind by :mod:`hybrid_agent.step_kind` (a reply may make several, each an env step):
+
+* **average steps (all tasks)**: env steps per scored episode, a budget-exhausted one
+  counted at the cap (``max_steps``), over every task, not only the solved ones (ACS);
+* **CLI step share**: pooled CLI steps over pooled executable steps (GUI and CLI kinds;
+  control actions and MCP tools excluded);
+* **CLI error rate**: CLI steps that failed by HybridCUA's rule over CLI steps;
+
+each also per domain.
+
 A success is a score of 1 (OSWorld scores are in [0, 1]).
 """
 
@@ -43,7 +54,10 @@ from enum import StrEnum
 from statistics import mean, stdev
 
 from hybrid_agent.recorder import EpisodeRecord
+from hybrid_agent.step_kind import StepKind as CallKind
+from hybrid_agent.step_kind import classify_step
 from hybrid_agent.tokens import TaskTokens, TokenSummary, summarize_tokens
+from hybrid_agent.trajectory import Call, Evidence, step_failed
 
 
 class Reachability(StrEnum):
@@ -56,7 +70,7 @@ class Reachability(StrEnum):
 class StepKind(StrEnum):
     """What one model call became."""
 
-    GUI = "gui"
+    GUI = "gui"  # no MCP tool call: a GUI action, a shell command (CLI) or a control action
     MCP = "mcp"
     HALLUCINATED = "hallucinated"  # a decodable call naming a tool that was not shown
     MALFORMED = "malformed"  # any other parse error (a cut-off reply included)
@@ -74,6 +88,19 @@ class StepStats:
 
 
 @dataclass(frozen=True)
+class CallStats:
+    """One call the env executed, in HybridCUA's terms.
+
+    Attributes:
+        kind: Control, GUI, CLI or tool (:func:`hybrid_agent.step_kind.classify_step`).
+        failed: A CLI step that failed by HybridCUA's rule (False for every other kind).
+    """
+
+    kind: CallKind
+    failed: bool = False
+
+
+@dataclass(frozen=True)
 class EpisodeStats:
     """One episode, reduced to what the metrics read.
 
@@ -84,6 +111,9 @@ class EpisodeStats:
         tokens_estimated: The token counts are estimates (scripted policy).
         annotated_reachable: The task's own tool-reachable label; ``None`` where it has none.
         error_code: The error's finer code (``context_length``, ``auth``, ``transport`` ...).
+        calls: Every call the env executed, in order (a reply's further calls included).
+        env_steps: Env steps taken (every reply one, each further call of a reply one more).
+        max_steps: The run's step cap, where known.
     """
 
     task_id: str
@@ -97,6 +127,9 @@ class EpisodeStats:
     tokens_estimated: bool = False
     annotated_reachable: bool | None = None
     error_code: str | None = None
+    calls: tuple[CallStats, ...] = ()
+    env_steps: int = 0
+    max_steps: int | None = None
 
     @property
     def success(self) -> bool:
@@ -136,7 +169,9 @@ def _step_stats(step: dict) -> StepStats:
     parse = step.get("parse") or {}
     tokens = step.get("tokens") or {}
     if parse.get("ok"):
-        is_gui = parse["call"]["name"] == "computer_use"
+        # A shell command (HybridCUA's bash, under any function name) is no MCP tool call.
+        call = parse["call"]
+        is_gui = classify_step(call["name"], call.get("arguments") or {}) is not CallKind.TOOL
         kind = StepKind.GUI if is_gui else StepKind.MCP
         evidence = step.get("evidence") or {}
         exec_ok = True if is_gui else bool(evidence.get("exec_ok"))
@@ -152,8 +187,38 @@ def _step_stats(step: dict) -> StepStats:
     )
 
 
-def episode_stats(record: EpisodeRecord) -> EpisodeStats:
-    """Reduces a recorded episode to :class:`EpisodeStats`."""
+_RAN_ANYWAY = frozenset({"timeout"})  # an env error that still means the command ran (and failed)
+
+
+def _executed(call: Mapping, evidence: Mapping | None, env_error: Mapping | None) -> CallStats | None:
+    """One recorded call as :class:`CallStats`; ``None`` when the env refused it (nothing ran)."""
+    if env_error and env_error.get("code") not in _RAN_ANYWAY:
+        return None
+    written = Call(call["name"], dict(call.get("arguments") or {}))
+    report = Evidence(**evidence) if evidence else None
+    return CallStats(classify_step(written.name, written.arguments), step_failed(written, report))
+
+
+def _calls(step: Mapping) -> list[CallStats]:
+    parse = step.get("parse") or {}
+    if not parse.get("ok"):
+        return []
+    found = [_executed(parse["call"], step.get("evidence"), step.get("env_error"))]
+    for follow in step.get("then") or ():
+        if follow.get("executed"):
+            found.append(_executed(follow["call"], follow.get("evidence"), follow.get("env_error")))
+    return [c for c in found if c is not None]
+
+
+def _env_steps(step: Mapping) -> int:
+    """A reply that reached the env is one step, plus one per further call it executed."""
+    if "parse" not in step:
+        return 0
+    return 1 + sum(bool(follow.get("executed")) for follow in step.get("then") or ())
+
+
+def episode_stats(record: EpisodeRecord, max_steps: int | None = None) -> EpisodeStats:
+    """Reduces a recorded episode to :class:`EpisodeStats` (``max_steps``: the run's step cap)."""
     end = record.end
     error = end.get("error")
     annotated = record.header.get("tool_reachable")
@@ -169,6 +234,9 @@ def episode_stats(record: EpisodeRecord) -> EpisodeStats:
         tokens_estimated=any((s.get("tokens") or {}).get("estimated") for s in record.steps),
         annotated_reachable=annotated if isinstance(annotated, bool) else None,
         error_code=error.get("code") if error else None,
+        calls=tuple(c for s in record.steps for c in _calls(s)),
+        env_steps=sum(_env_steps(s) for s in record.steps),
+        max_steps=max_steps,
     )
 
 
@@ -371,7 +439,7 @@ def osworld_mcp_tir(
 
 
 def acs(episodes: Iterable[EpisodeStats]) -> float | None:
-    """OSWorld-MCP's average completion steps: mean steps of successful episodes."""
+    """OSWorld-MCP's average completion steps: mean steps (model calls) over successful episodes only."""
     steps = [len(ep.steps) for ep in _scored(episodes) if ep.success]
     return mean(steps) if steps else None
 
@@ -413,6 +481,44 @@ def malformed_rate(episodes: Iterable[EpisodeStats]) -> float | None:
 def hit_cap_rate(episodes: Iterable[EpisodeStats]) -> float | None:
     """Share of scored episodes truncated at ``max_steps``."""
     return _share(_scored(episodes), lambda ep: ep.truncated)
+
+
+# --------------------------------------------------------------------------- GUI+CLI (HybridCUA)
+
+
+def steps_counted(ep: EpisodeStats) -> int:
+    """An episode's env steps, a budget-exhausted one at the cap (HybridCUA counts it at 50)."""
+    if ep.truncated and ep.max_steps is not None:
+        return max(ep.env_steps, ep.max_steps)
+    return ep.env_steps
+
+
+def average_steps_all(episodes: Iterable[EpisodeStats]) -> float | None:
+    """Mean env steps over every scored episode, solved or not, the cap for a budget-exhausted one."""
+    steps = [steps_counted(ep) for ep in _scored(episodes)]
+    return mean(steps) if steps else None
+
+
+def cli_step_share(episodes: Iterable[EpisodeStats]) -> float | None:
+    """Pooled CLI steps over pooled executable steps (GUI + CLI kinds; control and tools excluded)."""
+    calls = [c for ep in _scored(episodes) for c in ep.calls if c.kind in (CallKind.GUI, CallKind.CLI)]
+    return sum(c.kind is CallKind.CLI for c in calls) / len(calls) if calls else None
+
+
+def cli_error_rate(episodes: Iterable[EpisodeStats]) -> float | None:
+    """Pooled CLI steps that failed by HybridCUA's rule over pooled CLI steps."""
+    cli = [c for ep in _scored(episodes) for c in ep.calls if c.kind is CallKind.CLI]
+    return sum(c.failed for c in cli) / len(cli) if cli else None
+
+
+def per_domain(
+    metric: Callable[[Iterable[EpisodeStats]], float | None], episodes: Iterable[EpisodeStats]
+) -> dict[str, float | None]:
+    """``metric`` over each domain's episodes, domains sorted."""
+    groups: dict[str, list[EpisodeStats]] = {}
+    for ep in episodes:
+        groups.setdefault(ep.domain, []).append(ep)
+    return {domain: metric(groups[domain]) for domain in sorted(groups)}
 
 
 # --------------------------------------------------------------------------- tokens

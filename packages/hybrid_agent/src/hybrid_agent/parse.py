@@ -101,6 +101,8 @@ class ParsedAction:
         repairs: Names of the repairs made (empty when the output was clean).
         model_call: The call in the model's own coordinate space, when an adapter mapped
             ``call`` onto the screen (kept for records and the history); ``None``: the same as ``call``.
+        then: Further calls of the same reply, executed in order after this one, each as its own
+            env step (HybridCUA's turns); empty for the families that make one call per reply.
     """
 
     call: Call
@@ -108,6 +110,7 @@ class ParsedAction:
     think: str | None
     repairs: tuple[str, ...] = ()
     model_call: Call | None = None
+    then: tuple[ParsedAction, ...] = ()
 
     @property
     def as_written(self) -> Call:

@@ -9,6 +9,7 @@ the same table, so prompt, parser and executor cannot drift apart.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -225,9 +226,33 @@ def render_tool_result(text: str, limit: int) -> str:
     return f"Tool result: {truncate(text, limit)}"
 
 
-def current_turn_text(instruction: str, history: Sequence[str]) -> str:
-    """The text closing the current user turn: instruction and every earlier one-line action."""
-    lines = [f"Step {i}: {line}" for i, line in enumerate(history, start=1)] or ["None"]
+CLI_TRUNCATION_MARKER = "\n...(truncated)..."
+"""HybridCUA's marker after a command's output cut at its limit (the head is kept)."""
+_EXIT_CODE_LINE = re.compile(r"^\[exit code -?\d+\]\n")
+
+
+def render_cli_output(text: str, limit: int) -> str:
+    """One command's relayed output as HybridCUA shows it: ``CLI output:``, cut at ``limit`` characters.
+
+    The env's ``[exit code N]`` line is not part of it (HybridCUA relays what the command
+    printed); an empty output reads ``(no output)``. The head is kept and
+    :data:`CLI_TRUNCATION_MARKER` follows a cut.
+    """
+    body = _EXIT_CODE_LINE.sub("", text, count=1)
+    if not body.strip():
+        body = "(no output)"
+    elif len(body) > limit:
+        body = body[:limit] + CLI_TRUNCATION_MARKER
+    return f"CLI output:\n{body}"
+
+
+def current_turn_text(instruction: str, history: Sequence[str], first: int = 1) -> str:
+    """The text closing the current user turn: instruction and the one-line actions given.
+
+    ``history`` holds the entries shown, the first of them step ``first`` (every earlier step
+    for the study; only those that left the window for HybridCUA's policy).
+    """
+    lines = [f"Step {i}: {line}" for i, line in enumerate(history, start=first)] or ["None"]
     return (
         "Choose the next step from the screenshot, the instruction and the previous actions.\n\n"
         f"Instruction: {instruction}\n\n"

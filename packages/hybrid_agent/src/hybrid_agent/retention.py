@@ -52,8 +52,9 @@ class RetentionConfig:
         downscale_factor: Scale of frames older than the newest under ``downscale_old``.
         a11y_max_chars: Bound of the accessibility text under ``a11y_old``, truncation marker included.
         max_consecutive_skips: ``skip_identical`` keeps a frame after this many skips in a row.
-        image_frames: Under ``placeholder_old``, the newest frames (counting the current one) that
-            keep their pixels; older ones in the window become a placeholder.
+        image_window: Under ``image_window``: frames shown as images, counting the current one
+            (HybridCUA's RL: 3, the current and two previous); older in-window turns keep their
+            text with a marker in place of the screenshot.
     """
 
     window: int | None = 4
@@ -61,7 +62,7 @@ class RetentionConfig:
     downscale_factor: float = 0.5
     a11y_max_chars: int = 4000
     max_consecutive_skips: int = 2
-    image_frames: int = 3
+    image_window: int = 3
 
     def __post_init__(self) -> None:
         if self.window is not None and self.window < 1:
@@ -70,8 +71,8 @@ class RetentionConfig:
             )
         if not 0 < self.downscale_factor <= 1:
             raise ConfigError(f"downscale_factor must be in (0, 1], got {self.downscale_factor}.")
-        if self.a11y_max_chars < 1 or self.max_consecutive_skips < 0 or self.image_frames < 1:
-            raise ConfigError("a11y_max_chars and image_frames must be >= 1, max_consecutive_skips >= 0.")
+        if self.a11y_max_chars < 1 or self.max_consecutive_skips < 0 or self.image_window < 1:
+            raise ConfigError("a11y_max_chars and image_window must be >= 1 and max_consecutive_skips >= 0.")
         for name in self.rules:
             get_retention(name)  # unknown names fail here, at construction, not mid-episode
         if len(set(self.rules)) != len(self.rules):
@@ -177,7 +178,7 @@ class RetentionState:
     window_start: int
     final: dict[int, RetentionRecord] = field(default_factory=dict)
     frames: dict[int, Frame] = field(default_factory=dict)
-    step: int = 0
+    step: int = 0  # the current frame's index
 
 
 RetentionRule = Callable[[FrameView, RetentionState], Verdict | None]
@@ -263,8 +264,8 @@ DROPPED_AFTER_EFFECT = (
     "[Screenshot omitted: the previous MCP tool call succeeded and changed {effect} item(s)]"
 )
 DROPPED_IDENTICAL = "[Screenshot omitted: identical to the last screenshot shown]"
-DROPPED_OLD = "[Screenshot omitted: only the last {frames} screenshots are shown]"
 A11Y_HEADER = "[Screenshot replaced by its accessibility tree]\n"
+OUTSIDE_IMAGE_WINDOW = "[Earlier screenshot omitted]"
 
 
 @register_retention("drop_on_success")
@@ -337,13 +338,9 @@ def a11y_old(view: FrameView, state: RetentionState) -> Verdict | None:
     return Verdict(FrameForm.A11Y, A11Y_HEADER + truncate(view.frame.a11y, state.config.a11y_max_chars))
 
 
-@register_retention("placeholder_old")
-def placeholder_old(view: FrameView, state: RetentionState) -> Verdict | None:
-    """Frames older than the newest ``image_frames`` (the current one counted) become a placeholder.
-
-    HybridCUA's contexts show pixels for the current frame and the two before it only; the
-    turns of older steps stay, their screenshots collapsed to a marker.
-    """
-    if state.step - view.index < state.config.image_frames:
-        return None
-    return Verdict(FrameForm.PLACEHOLDER, DROPPED_OLD.format(frames=state.config.image_frames))
+@register_retention("image_window")
+def image_window(view: FrameView, state: RetentionState) -> Verdict | None:
+    """HybridCUA's RL context: images on the newest ``image_window`` frames only; older turns get a marker."""
+    if state.step - view.index >= state.config.image_window:
+        return Verdict(FrameForm.PLACEHOLDER, OUTSIDE_IMAGE_WINDOW)
+    return None

@@ -223,6 +223,8 @@ Action = GuiAction | ToolCall
 # ``bash``'s timeout when the call names none, and the longest it may ask for (seconds).
 BASH_DEFAULT_TIMEOUT_S = 30
 BASH_MAX_TIMEOUT_S = 300
+# The largest coordinate grid a ``bash`` call may ask pyautogui to use.
+BASH_MAX_PYAUTOGUI_GRID = 100_000
 
 
 @dataclass(frozen=True)
@@ -232,10 +234,14 @@ class BashCommand:
     Attributes:
         command: The shell command line (non-empty).
         timeout: Seconds it may run, in (0, :data:`BASH_MAX_TIMEOUT_S`]; as the call gave it.
+        pyautogui_grid: When set (the call's optional ``pyautogui_grid``, e.g. HybridCUA's 999),
+            pyautogui inside this command takes positions on the grid ``0..pyautogui_grid``
+            and scales them to the screen (``guest/coordinate_grid``); ``None``: pixels.
     """
 
     command: str
     timeout: float
+    pyautogui_grid: int | None = None
 
 
 def parse_bash(call: ToolCall) -> BashCommand | ActionError:
@@ -258,7 +264,15 @@ def parse_bash(call: ToolCall) -> BashCommand | ActionError:
             ErrorCode.INVALID_ARGUMENTS,
             f"bash 'timeout' must be a number of seconds in (0, {BASH_MAX_TIMEOUT_S}].",
         )
-    return BashCommand(command=command, timeout=timeout)
+    grid = call.arguments.get("pyautogui_grid")
+    if grid is not None and (
+        isinstance(grid, bool) or not isinstance(grid, int) or not 1 <= grid <= BASH_MAX_PYAUTOGUI_GRID
+    ):
+        return ActionError(
+            ErrorCode.INVALID_ARGUMENTS,
+            f"bash 'pyautogui_grid' must be an integer in [1, {BASH_MAX_PYAUTOGUI_GRID}] (HybridCUA: 999).",
+        )
+    return BashCommand(command=command, timeout=timeout, pyautogui_grid=grid)
 
 
 def parse_action(

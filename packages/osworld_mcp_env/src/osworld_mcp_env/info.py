@@ -58,6 +58,12 @@ class ToolCallRecord(TypedDict):
             always True).
         returncode: Bash: the command's exit code, -1 when it did not exit by
             itself (killed at its timeout, or never started). MCP: None.
+        stderr: Bash: what the command wrote to standard error, apart from its
+            standard output (cut to ``bash_output_chars``, as the output is), so
+            HybridCUA's failure rule can tell ``grep``'s silent exit 1 from an
+            error. MCP: None.
+        timed_out: Bash: the command was killed at its timeout (a command that
+            could not start has ``returncode`` -1 and ``timed_out`` False). MCP: False.
         latency_ms: Wall-clock milliseconds of the call; None when the env's
             ``record_timings`` is off (timings are the one part of ``info`` that
             differs between two runs of the same actions).
@@ -71,6 +77,8 @@ class ToolCallRecord(TypedDict):
     in_catalog: bool
     dispatched: bool
     returncode: int | None
+    stderr: str | None
+    timed_out: bool
     latency_ms: float | None
 
 

@@ -15,7 +15,7 @@ from grpo_trainer.errors import ConfigError
 
 # The SFT context rule as a context policy name (hybrid_agent.presets): 30 past steps and the
 # current one, pixels for the newest 3 frames only, the 2 before the current one downscaled by 0.5.
-SFT_CONTEXT = "win31+older+downscale"
+SFT_CONTEXT = "win31+images+downscale"
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ Importing this package registers the built-in families (see :func:`adapter_names
 :mod:`hybrid_agent.adapters.base` holds the protocol and the registry.
 """
 
-from hybrid_agent.adapters import cogagent, functions, opencua, provider_cu, qwen, tagged, uitars
+from hybrid_agent.adapters import cogagent, functions, hybridcua, opencua, provider_cu, qwen, tagged, uitars
 from hybrid_agent.adapters.base import (
     DEFAULT_ADAPTER,
     AdapterOptions,
@@ -23,6 +23,7 @@ __all__ = [
     "cogagent",
     "functions",
     "get_adapter",
+    "hybridcua",
     "opencua",
     "provider_cu",
     "qwen",

@@ -53,7 +53,7 @@ from hybrid_agent.coords import (
 from hybrid_agent.errors import ConfigError, RegistryError
 from hybrid_agent.parse import ParsedAction, ParseError, ParseErrorCode, ParseResult, split_think
 from hybrid_agent.parse import unfinished_reasoning as _unfinished
-from hybrid_agent.policies.base import Generation
+from hybrid_agent.policies.base import TOOL_CALL_STOP, Generation
 from hybrid_agent.prompt import PromptConfig, computer_use_function, system_prompt
 from hybrid_agent.toolset import ToolSpec
 from hybrid_agent.trajectory import Call, Step
@@ -111,6 +111,8 @@ class ModelAdapter(ABC):
         family: The models it serves, for ``--help`` and the docs' table.
         default_coordinates: The family's coordinate space as released.
         always_thinking: The family always opens its reasoning in the prompt (a Thinking model).
+        stop: Strings that end a reply (``PolicyRequest.stop``): ``</tool_call>`` for one call
+            per reply; none for a family whose reply holds several calls.
         coordinates: The space in force (defaults + :class:`AdapterOptions` overrides).
         thinking: Replies without ``</think>`` never finished reasoning and execute nothing.
     """
@@ -119,6 +121,7 @@ class ModelAdapter(ABC):
     family: ClassVar[str] = ""
     default_coordinates: ClassVar[CoordinateConfig] = CoordinateConfig()
     always_thinking: ClassVar[bool] = False
+    stop: ClassVar[tuple[str, ...]] = (TOOL_CALL_STOP,)
 
     def __init__(self, options: AdapterOptions | None = None) -> None:
         """Fixes the coordinate space and reasoning mode from the family's defaults and ``options``."""
@@ -184,9 +187,16 @@ class ModelAdapter(ABC):
                 text,
             )
         parsed = self.parse_text(text, tools)
-        if isinstance(parsed, ParseError) or not parsed.call.is_gui:
+        if isinstance(parsed, ParseError):
             return parsed
-        return self.to_screen(parsed, screen)
+        then: list[ParsedAction] = []
+        for follow in parsed.then:
+            mapped = self.to_screen(follow, screen) if follow.call.is_gui else follow
+            if isinstance(mapped, ParseError):
+                return mapped
+            then.append(mapped)
+        first = self.to_screen(parsed, screen) if parsed.call.is_gui else parsed
+        return first if isinstance(first, ParseError) else dataclasses.replace(first, then=tuple(then))
 
     def to_screen(self, parsed: ParsedAction, screen: Size) -> ParseResult:
         """Maps a parsed GUI call's points onto the screen; a point outside the space is ``out_of_space``."""
@@ -206,7 +216,8 @@ class ModelAdapter(ABC):
                     parsed.think,
                 )
             arguments[key] = list(scale_to_screen(point, space, screen))
-        return dataclasses.replace(parsed, call=Call(call.name, arguments), model_call=call)
+        written = parsed.model_call if parsed.model_call is not None else call
+        return dataclasses.replace(parsed, call=Call(call.name, arguments), model_call=written)
 
 
 ADAPTERS: Registry[type[ModelAdapter]] = Registry(

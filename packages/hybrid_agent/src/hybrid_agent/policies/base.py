@@ -27,6 +27,9 @@ from hybrid_agent.errors import ConfigError, RegistryError
 from hybrid_agent.messages import Message
 from hybrid_agent.toolset import ToolSpec
 
+TOOL_CALL_STOP = "</tool_call>"
+"""Where a one-call reply ends; generation stops there (servers leave the stop string out)."""
+
 
 @dataclass(frozen=True)
 class PolicyRequest:
@@ -41,6 +44,8 @@ class PolicyRequest:
         functions: The run's model adapter's function schemas (``computer_use`` first, at the
             resolution the adapter maps from), for transports that send tools apart from the
             text; empty: the policy builds its own.
+        stop: Strings that end the reply (the adapter's): ``</tool_call>`` for the families that
+            make one call per reply; none for HybridCUA, whose replies hold several calls.
     """
 
     messages: list[Message]
@@ -49,6 +54,7 @@ class PolicyRequest:
     run: int = 0
     step: int = 0
     functions: tuple[dict[str, Any], ...] = ()
+    stop: tuple[str, ...] = (TOOL_CALL_STOP,)
 
 
 class FinishReason(StrEnum):

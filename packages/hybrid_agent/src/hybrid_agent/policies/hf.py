@@ -22,9 +22,16 @@ from collections.abc import Sequence
 from typing import Any
 
 from hybrid_agent.errors import ConfigError
-from hybrid_agent.policies.base import FinishReason, Generation, PolicyOptions, PolicyRequest, register_policy
+from hybrid_agent.policies.base import (
+    TOOL_CALL_STOP,
+    FinishReason,
+    Generation,
+    PolicyOptions,
+    PolicyRequest,
+    register_policy,
+)
 
-STOP = "</tool_call>"
+STOP = TOOL_CALL_STOP
 
 
 class HFPolicy:
@@ -93,18 +100,20 @@ class HFPolicy:
         kwargs: dict[str, Any] = {"max_new_tokens": self.options.max_tokens, "do_sample": sample}
         if sample:
             kwargs["temperature"] = self.options.temperature
+        stop = list(requests[0].stop) if requests else [STOP]  # one batch, one adapter
+        if stop:
+            kwargs["stop_strings"] = stop
         with torch.inference_mode():
-            output = self.model.generate(
-                **inputs, stop_strings=[STOP], tokenizer=self.processor.tokenizer, **kwargs
-            )
+            output = self.model.generate(**inputs, tokenizer=self.processor.tokenizer, **kwargs)
         prompt_len = inputs["input_ids"].shape[1]
         prompt_tokens = inputs["attention_mask"].sum(dim=1).tolist()
         latency = time.perf_counter() - started
         return [
-            self._decode(row[prompt_len:], int(prompt_tokens[i]), latency) for i, row in enumerate(output)
+            self._decode(row[prompt_len:], int(prompt_tokens[i]), latency, stop)
+            for i, row in enumerate(output)
         ]
 
-    def _decode(self, new_tokens: Any, prompt_tokens: int, latency: float) -> Generation:
+    def _decode(self, new_tokens: Any, prompt_tokens: int, latency: float, stop: list[str]) -> Generation:
         tokenizer = self.processor.tokenizer
         ids = new_tokens.tolist()
         generated = len(ids)
@@ -112,9 +121,10 @@ class HFPolicy:
         while ids and ids[-1] == pad:
             ids.pop()
         text = tokenizer.decode(ids, skip_special_tokens=True)
-        ended = STOP in text or tokenizer.eos_token_id in ids or len(ids) < generated
-        if STOP in text:
-            text = text[: text.index(STOP) + len(STOP)]
+        hit = min((text.index(s) + len(s) for s in stop if s in text), default=None)
+        ended = hit is not None or tokenizer.eos_token_id in ids or len(ids) < generated
+        if hit is not None:
+            text = text[:hit]
         # A row that used the whole budget without a stop string or end of turn was cut off.
         cut = not ended and generated >= self.options.max_tokens
         return Generation(

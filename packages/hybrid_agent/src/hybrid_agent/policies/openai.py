@@ -130,7 +130,7 @@ class OpenAIPolicy(RequestPool):
         except (self._sdk.APIError, ValueError) as exc:  # ValueError: a body that is not JSON
             return failure(self.url, *describe_failure(self._sdk, exc, self._key), started)
         try:
-            return _generation(completion, names, time.perf_counter() - started)
+            return _generation(completion, names, time.perf_counter() - started, STOP in request.stop)
         except (AttributeError, IndexError, TypeError) as exc:  # the client does not validate answers
             return malformed(self.url, completion, exc, started)
 
@@ -138,7 +138,11 @@ class OpenAIPolicy(RequestPool):
         kwargs = {"model": self.model, **_sampling(self.options)}
         messages = to_openai(request.messages)
         if self.options.tool_format == "text":
-            return {**kwargs, "messages": messages, "stop": [STOP]}, None
+            return {
+                **kwargs,
+                "messages": messages,
+                **({"stop": list(request.stop)} if request.stop else {}),
+            }, None
         past = [call[1] for call in map(split_call, messages) if call is not None]
         names = NameMap(["computer_use", *(t.qualified_name for t in request.tools), *past])
         return {
@@ -164,13 +168,18 @@ def _sampling(options: PolicyOptions) -> dict[str, Any]:
     return kwargs
 
 
-def _generation(completion: Any, names: NameMap | None, latency: float) -> Generation:
-    """The :class:`Generation` of a completion; token counts are ``None`` (estimated) without ``usage``."""
+def _generation(
+    completion: Any, names: NameMap | None, latency: float, restore_stop: bool = True
+) -> Generation:
+    """The :class:`Generation` of a completion; token counts are ``None`` (estimated) without ``usage``.
+
+    ``restore_stop``: the request stopped at ``</tool_call>``, which the server left out.
+    """
     choice = completion.choices[0]
     message = choice.message
     text = message.content or ""
     if names is None:
-        if choice.finish_reason == "stop" and "<tool_call>" in text and STOP not in text:
+        if restore_stop and choice.finish_reason == "stop" and "<tool_call>" in text and STOP not in text:
             text += STOP
     else:
         text = map_content_calls(text, names)

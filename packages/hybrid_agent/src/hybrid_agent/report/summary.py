@@ -70,6 +70,40 @@ def behaviour(episodes: tuple[EpisodeStats, ...]) -> Behaviour:
 
 
 @dataclass(frozen=True)
+class InterfaceUse:
+    """The GUI+CLI study's (HybridCUA's) numbers of one configuration, overall and per domain.
+
+    Attributes:
+        average_steps: Env steps per scored episode over all tasks, a budget-exhausted one at the cap.
+        cli_step_share: Pooled CLI steps over pooled executable (GUI + CLI) steps.
+        cli_error_rate: Pooled failed CLI steps over CLI steps.
+        by_domain: The same three per domain.
+    """
+
+    average_steps: float | None
+    cli_step_share: float | None
+    cli_error_rate: float | None
+    by_domain: dict[str, dict[str, float | None]]
+
+
+INTERFACE_METRICS = {
+    "average_steps": metrics.average_steps_all,
+    "cli_step_share": metrics.cli_step_share,
+    "cli_error_rate": metrics.cli_error_rate,
+}
+
+
+def interface_use(episodes: tuple[EpisodeStats, ...]) -> InterfaceUse:
+    """Computes :class:`InterfaceUse` over a configuration's episodes."""
+    per_domain = {name: metrics.per_domain(fn, episodes) for name, fn in INTERFACE_METRICS.items()}
+    domains = sorted({d for values in per_domain.values() for d in values})
+    return InterfaceUse(
+        **{name: fn(episodes) for name, fn in INTERFACE_METRICS.items()},
+        by_domain={d: {name: per_domain[name][d] for name in INTERFACE_METRICS} for d in domains},
+    )
+
+
+@dataclass(frozen=True)
 class RunSummary:
     """The metrics of one run directory (one configuration).
 
@@ -88,6 +122,7 @@ class RunSummary:
         has_suite: The run directory has a ``suite.json`` (else coverage sees recorded tasks only).
         cost: USD spent (:mod:`hybrid_agent.cost`); ``None`` when the model has no price.
         stop: Why the run's last call stopped early (``stop.json``); ``None`` when it did not.
+        interfaces: The GUI+CLI study's numbers (steps over all tasks, CLI share and errors).
     """
 
     label: str
@@ -104,6 +139,7 @@ class RunSummary:
     has_suite: bool
     cost: RunCost | None = None
     stop: dict[str, Any] | None = None
+    interfaces: InterfaceUse | None = None
 
     @property
     def tokens_estimated(self) -> bool:
@@ -140,8 +176,10 @@ def summarize_run(run_dir: str | Path, prices: PriceTable | None = None) -> RunS
     domains = dict(suite.tasks) if suite else None
     records = list(iter_episodes(run_dir))
     archived = [a.record for a in iter_archived_tries(run_dir)]
-    episodes = tuple(metrics.episode_stats(record) for record in records)
-    rerun = (metrics.episode_stats(record) for record in archived)
+    cap = config.get("max_steps")
+    max_steps = cap if isinstance(cap, int) else None
+    episodes = tuple(metrics.episode_stats(record, max_steps) for record in records)
+    rerun = (metrics.episode_stats(record, max_steps) for record in archived)
     model = model_name(str(config.get("policy", "")))
     price = (prices or PriceTable.bundled()).lookup(model)
     domain_coverage = metrics.coverage_by_domain(episodes, pairs, domains)
@@ -161,6 +199,7 @@ def summarize_run(run_dir: str | Path, prices: PriceTable | None = None) -> RunS
         has_suite=suite is not None,
         cost=run_cost(model, price, records, archived) if price else None,
         stop=read_stop(run_dir),
+        interfaces=interface_use(episodes),
     )
 
 
@@ -185,7 +224,15 @@ def summary_json(run: RunSummary) -> dict[str, Any]:
         "behaviour": asdict(run.behaviour),
         "cost_usd": None if run.cost is None else asdict(run.cost),
         "stop": run.stop,
+        "interfaces": None if run.interfaces is None else asdict(run.interfaces),
         "labels": {
+            "acs": "OSWorld-MCP's ACS: mean model calls over successful episodes only",
+            "interfaces.average_steps": "HybridCUA: env steps over all scored episodes, the cap when "
+            "the budget ran out",
+            "interfaces.cli_step_share": "HybridCUA: pooled CLI steps / pooled GUI+CLI steps "
+            "(control excluded)",
+            "interfaces.cli_error_rate": "HybridCUA: failed CLI steps / CLI steps (timeout, exit != 0 "
+            "except exit 1 with empty stderr)",
             "false_success_all": "study (Table 3): over all scored episodes",
             "false_success_claims": "over voluntary terminations (executed terminate)",
             "adoption_reachable": f"over tool-reachable episodes, by {run.behaviour.reachable_by}",

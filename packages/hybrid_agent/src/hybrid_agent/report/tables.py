@@ -15,9 +15,12 @@ token counts (a lower bound), ``~`` when the counts were estimates.
 
 Table 3 reports false success twice: ``false success (all) %`` is the study's
 (over every scored episode), ``false success (claims) %`` is over voluntary
-terminations. ``reachable by`` says which definition of tool-reachable the
-reachable adoption used; where a task annotation and the shown tools disagree
-in any row, ``adoption (tools shown) %`` gives the other one.
+terminations. ``ACS (successful)`` is OSWorld-MCP's, over successful episodes
+only; ``avg steps (all tasks)``, ``CLI step share %`` and ``CLI error %`` are the
+GUI+CLI study's (HybridCUA), over every scored episode. ``reachable by`` says
+which definition of tool-reachable the reachable adoption used; where a task
+annotation and the shown tools disagree in any row, ``adoption (tools shown) %``
+gives the other one.
 """
 
 from __future__ import annotations
@@ -147,18 +150,46 @@ def table3(runs: Sequence[RunSummary]) -> list[Row]:
                 "TIR_real %": _pct(b.tir_real),
                 "TIR_any %": _pct(b.tir_any),
                 "OSWorld-MCP TIR %": _pct(b.osworld_mcp_tir),
-                "ACS": "-" if b.acs is None else f"{b.acs:.1f}",
+                "ACS (successful)": "-" if b.acs is None else f"{b.acs:.1f}",
                 "false success (all) %": _pct(b.false_success_all),
                 "false success (claims) %": _pct(b.false_success_claims),
                 "hallucinated names": str(b.hallucinated_calls),
                 "hallucinated names %": _pct(b.hallucinated_rate),
                 "malformed %": _pct(b.malformed_rate),
                 "hit cap %": _pct(b.hit_cap_rate),
-                "errors": ", ".join(f"{k}: {v}" for k, v in run.errors.items()) or "0",
             }
         )
+        row.update(interface_columns(run))
+        row["errors"] = ", ".join(f"{k}: {v}" for k, v in run.errors.items()) or "0"
         rows.append(row)
     return rows
+
+
+def interface_columns(run: RunSummary) -> Row:
+    """The GUI+CLI study's (HybridCUA's) Table 3 columns: steps over all tasks, CLI share and errors.
+
+    Per-domain values follow in ``domain: value`` form where the run has more than one domain.
+    """
+    use = run.interfaces
+    if use is None:
+        return {}
+
+    def steps(value: float | None) -> str:
+        return "-" if value is None else f"{value:.1f}"
+
+    row: Row = {
+        "avg steps (all tasks)": steps(use.average_steps),
+        "CLI step share %": _pct(use.cli_step_share),
+        "CLI error %": _pct(use.cli_error_rate),
+    }
+    if len(use.by_domain) > 1:
+        for key, name, show in (
+            ("average_steps", "avg steps by domain", steps),
+            ("cli_step_share", "CLI step share by domain %", _pct),
+            ("cli_error_rate", "CLI error by domain %", _pct),
+        ):
+            row[name] = "; ".join(f"{d}: {show(v[key])}" for d, v in use.by_domain.items())
+    return row
 
 
 def to_markdown(rows: Sequence[Row]) -> str:

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from osworld_mcp_env.env.config import EnvConfig
 
 SOCKET_WAIT_S = 20.0
+PYAUTOGUI_GRID_ENV = "OSWORLD_PYAUTOGUI_GRID"  # guest/coordinate_grid/sitecustomize.py reads it
 LIST_TIMEOUT_S = 10.0
 
 
@@ -161,6 +162,8 @@ def run_tool(
         in_catalog=call.name in shown,
         dispatched=result.dispatched,
         returncode=None,
+        stderr=None,
+        timed_out=False,
         latency_ms=_latency(config, result.latency_ms),
     )
     if result.error_code is not None:
@@ -183,8 +186,12 @@ def _run_bash(
     if isinstance(bash, ActionError):
         return bash, ""
     started = time.perf_counter()
+    command = bash.command
+    if bash.pyautogui_grid is not None:
+        # Read by the desktop's python wrappers (guest/bin) for this command alone.
+        command = f"export {PYAUTOGUI_GRID_ENV}={bash.pyautogui_grid}\n{command}"
     try:
-        result = desktop.execute(bash.command, shell=True, timeout=float(bash.timeout))
+        result = desktop.execute(command, shell=True, timeout=float(bash.timeout))
     except DesktopError as exc:
         return desktop_fault(exc), ""
     text = result.output + (f"\n[stderr]\n{result.error}" if result.error else "")
@@ -199,6 +206,8 @@ def _run_bash(
         in_catalog=False,
         dispatched=True,
         returncode=result.returncode,
+        stderr=truncate(result.error, config.bash_output_chars),
+        timed_out=result.timed_out,
         latency_ms=_latency(config, (time.perf_counter() - started) * 1000),
     )
     if result.timed_out:
