@@ -87,6 +87,10 @@ def compare_modes(a: ModeRollouts, b: ModeRollouts, tie_points: float = TIE_POIN
     return PREFERENCE.index(a.mode) - PREFERENCE.index(b.mode)
 
 
+def _compare(tie_points: float, a: ModeRollouts, b: ModeRollouts) -> int:
+    return compare_modes(a, b, tie_points)
+
+
 def rank_modes(results: Sequence[ModeRollouts], tie_points: float = TIE_POINTS) -> list[Mode]:
     """The modes best first (see the module docstring for the rule).
 
@@ -96,8 +100,7 @@ def rank_modes(results: Sequence[ModeRollouts], tie_points: float = TIE_POINTS) 
     if len({r.mode for r in results}) != len(results):
         raise ConfigError(f"Each mode ranks once; got {[str(r.mode) for r in results]}.")
     start = sorted(results, key=lambda r: PREFERENCE.index(r.mode))
-    key = functools.cmp_to_key(lambda a, b: compare_modes(a, b, tie_points))
-    return [r.mode for r in sorted(start, key=key)]
+    return [r.mode for r in sorted(start, key=functools.cmp_to_key(functools.partial(_compare, tie_points)))]
 
 
 def interface_label(results: Sequence[ModeRollouts], tie_points: float = TIE_POINTS) -> int:
