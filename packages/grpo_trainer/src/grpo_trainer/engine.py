@@ -36,6 +36,8 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 import torch
+from hybrid_agent.labels import read_labels
+from osworld_mcp_env.tasks.templates import task_labels
 
 from grpo_trainer.advantage import GroupAdvantages, group_advantages
 from grpo_trainer.async_rollout import RolloutWorker, oldest_version, split_stale
@@ -137,6 +139,8 @@ class Trainer:
         self.reset_options = reset_options or (lambda step, group: {})
         self.rollout_config = rollout_config(config)
         self.tasks = resolve_tasks(config.tasks, config.env_id)
+        self.interface_labels = read_labels(config.reward.labels_file) if config.reward.labels_file else {}
+        self._unlabelled: set[str] = set()
         self.step = 0
         self.updates = 0  # optimizer updates: the version of the weights, what staleness counts
         self.asynchronous = config.engine.mode == "async"
@@ -233,11 +237,33 @@ class Trainer:
         for j in range(n):
             index = group_index(step, j, n, rank, world_size)
             task = group_task(self.tasks, index, seed)
-            options = dict(self.reset_options(step, j))
+            options = self._with_label(task, dict(self.reset_options(step, j)))
             if prepare:
                 following = group_index(step, j + 1, n, rank, world_size)
                 options["prepare_next"] = group_task(self.tasks, following, seed)
             yield index, task, options
+
+    def _with_label(self, task: Any, options: dict[str, Any]) -> dict[str, Any]:
+        """``options`` with the task's interface label from ``[reward] labels_file`` (reset labels win).
+
+        A task the interface bonus would pay on without any label is named once: its bonus is off.
+        """
+        label = self.interface_labels.get(str(task))
+        labels = dict(options.get("labels", {}))
+        if label is not None:
+            labels.setdefault("preferred_interface", label)
+            return {**options, "labels": labels}
+        bonus_on = "interface_preference" in self.config.reward.return_terms
+        unlabelled = "preferred_interface" not in {**task_labels(task), **labels}
+        if bonus_on and unlabelled and str(task) not in self._unlabelled:
+            self._unlabelled.add(str(task))
+            source = self.config.reward.labels_file or "no [reward] labels_file"
+            warnings.warn(
+                f"Task {task} has no interface label ({source} does not label it and it has no "
+                "label of its own): its interface bonus is off.",
+                stacklevel=2,
+            )
+        return options
 
     def _publish(self) -> dict[str, float]:
         """Hands the weights after ``self.updates`` optimizer updates (their version) to the rollout policy.

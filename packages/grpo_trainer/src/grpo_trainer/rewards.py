@@ -52,6 +52,10 @@ class RewardConfig:
             the advantage of each CLI step that failed. Its paper (and an earlier config) sets
             0.3 (:data:`LAMBDA_EXEC_PAPER`); its released config sets 0
             (:data:`LAMBDA_EXEC_RELEASED`).
+        labels_file: A labels file of ``hybrid-agent label`` (:mod:`hybrid_agent.labels`): its
+            ``preferred_interface`` per task id is the interface bonus's label, over a template's
+            own. A task it does not label, with no label of its own, gets no bonus (the trainer
+            says so once per task). ``None``: the templates' labels alone.
     """
 
     return_terms: tuple[str, ...] = ("outcome", "length", "step_cap")
@@ -64,6 +68,7 @@ class RewardConfig:
     lambda_mcp: float = 0.1
     interface_bonus: float = 0.1
     lambda_exec: float = 0.3
+    labels_file: str | None = None
 
     def __post_init__(self) -> None:
         if self.max_steps < 1:
