@@ -1,8 +1,10 @@
 """HybridCUA's interface label: ranking of GUI-only, CLI-only and hybrid rollouts, every tie rule by hand."""
 
 import json
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
+from hybrid_agent.cli import main
 from hybrid_agent.errors import ConfigError
 from hybrid_agent.labels import (
     Mode,
@@ -13,6 +15,7 @@ from hybrid_agent.labels import (
     read_labels,
     write_labels,
 )
+from hybrid_agent.recorder import EpisodeWriter
 
 
 def rollouts(mode, n, lengths=(), cli=0):
@@ -99,3 +102,43 @@ def test_the_labels_file_round_trips_to_preferred_interfaces(tmp_path):
     (tmp_path / "bad.json").write_text('{"tasks": {}}')
     with pytest.raises(ConfigError, match="not a labels file"):
         read_labels(tmp_path / "bad.json")
+
+
+CLICK = {"name": "computer_use", "arguments": {"action": "left_click", "coordinate": [5, 5]}}
+BASH = {"name": "bash", "arguments": {"command": "ls ~"}}
+HEREDOC = {"name": "bash", "arguments": {"command": "python3 <<'PY'\nimport pyautogui\nPY"}}
+DONE = {"name": "computer_use", "arguments": {"action": "terminate", "status": "success"}}
+
+
+def record_run(run_dir, episodes):
+    """Episode records as the runner writes them: ``{(task, run): (calls, score)}``."""
+    with ThreadPoolExecutor(1) as pool:
+        for (task, run), (calls, score) in episodes.items():
+            writer = EpisodeWriter(run_dir, task, run, {"task_id": task, "run": run, "domain": "os"}, pool)
+            for i, call in enumerate(calls):
+                writer.step({"step": i, "parse": {"ok": True, "call": call}, "action": call}, None)
+            writer.finish({"score": score, "error": None, "steps": len(calls)})
+    return run_dir
+
+
+def test_hybrid_agent_label_ranks_three_recorded_runs_and_writes_the_file(tmp_path, capsys):
+    # task "a": GUI 2/2 in 3 steps, CLI 2/2 in 2, hybrid 2/2 in 2 -> tie on rate, CLI and hybrid on
+    # median 2; CLI (single interface) first: label 1. Task "b": GUI 2/2 in 2, CLI 0/2, hybrid 2/2 in 2
+    # with a pyautogui heredoc only (a GUI step) -> GUI first on the preference: label 0.
+    gui = record_run(tmp_path / "gui", {
+        ("a", 0): ([CLICK, CLICK, DONE], 1.0), ("a", 1): ([CLICK, CLICK, DONE], 1.0),
+        ("b", 0): ([CLICK, DONE], 1.0), ("b", 1): ([CLICK, DONE], 1.0)})  # fmt: skip
+    cli = record_run(tmp_path / "cli", {
+        ("a", 0): ([BASH, DONE], 1.0), ("a", 1): ([BASH, DONE], 1.0),
+        ("b", 0): ([BASH, DONE], 0.0), ("b", 1): ([BASH, DONE], 0.0)})  # fmt: skip
+    hybrid = record_run(tmp_path / "hybrid", {
+        ("a", 0): ([BASH, DONE], 1.0), ("a", 1): ([CLICK, DONE], 1.0),
+        ("b", 0): ([HEREDOC, DONE], 1.0), ("b", 1): ([HEREDOC, DONE], 1.0)})  # fmt: skip
+    out = tmp_path / "labels.json"
+    args = ["label", "--gui", str(gui), "--cli", str(cli), "--hybrid", str(hybrid), "--out", str(out)]
+    assert main(args) == 0
+    printed = capsys.readouterr().out
+    assert "a: label 1 (cli > hybrid > gui; gui 2/2, cli 2/2, hybrid 2/2)" in printed
+    assert "b: label 0 (gui > hybrid > cli; gui 2/2, cli 0/2, hybrid 2/2)" in printed
+    assert read_labels(out) == {"a": "cli", "b": "gui"}
+    assert json.loads(out.read_text())["tasks"]["a"]["modes"]["hybrid"]["cli_successes"] == 1

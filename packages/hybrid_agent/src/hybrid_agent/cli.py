@@ -28,6 +28,7 @@ from hybrid_agent.agent_loop import AgentConfig
 from hybrid_agent.coords import CoordinatePolicy
 from hybrid_agent.cost import Budget, PriceTable
 from hybrid_agent.errors import ConfigError, HybridAgentError
+from hybrid_agent.labels import TIE_POINTS, Mode, label_runs, write_labels
 from hybrid_agent.policies import PolicyOptions, close_policy, make_policy
 from hybrid_agent.policies.anthropic import DEFAULT_TOOL, TOOL_BETAS
 from hybrid_agent.report import write_report
@@ -200,6 +201,30 @@ def _osworld_parsers(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--osworld", action="store_true", help="read result.txt files of an OSWorld results tree")
 
 
+def _label_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "label",
+        help="interface labels (HybridCUA's rule) from GUI-only, CLI-only and hybrid runs of the same tasks",
+    )
+    p.add_argument("--gui", required=True, help="run directory of the GUI-only rollouts")
+    p.add_argument("--cli", required=True, help="run directory of the CLI-only rollouts")
+    p.add_argument("--hybrid", required=True, help="run directory of the hybrid rollouts")
+    p.add_argument("--out", required=True, help="the labels file to write ([reward] labels_file reads it)")
+    p.add_argument("--tie-points", type=float, default=TIE_POINTS, help="success rates this close tie")
+
+
+def run_label(args: argparse.Namespace) -> int:
+    """The ``label`` command: one label per task recorded in all three runs."""
+    runs = {Mode.GUI: args.gui, Mode.CLI: args.cli, Mode.HYBRID: args.hybrid}
+    labels = label_runs(runs, args.tie_points)
+    for label in labels:
+        rates = ", ".join(f"{r.mode} {len(r.success_lengths)}/{r.rollouts}" for r in label.modes)
+        ranking = " > ".join(map(str, label.ranking))
+        print(f"{label.task_id}: label {label.label} ({ranking}; {rates})")
+    print(f"{len(labels)} tasks labelled in {write_labels(args.out, labels, args.tie_points)}")
+    return 0
+
+
 def run_export(args: argparse.Namespace) -> int:
     """The ``export-osworld`` command."""
     export = export_osworld(
@@ -315,6 +340,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     _eval_parser(sub)
     _report_parser(sub)
     _osworld_parsers(sub)
+    _label_parser(sub)
     args = parser.parse_args(argv)
     # Custom policies are named by import path relative to where the command runs, as with `python -m`.
     if os.getcwd() not in sys.path:
@@ -326,6 +352,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return run_export(args)
         if args.command == "summary":
             return run_summary(args)
+        if args.command == "label":
+            return run_label(args)
         runs = [str(Path(r)) for r in args.runs]
         _print_report(runs, args.out or runs[0], PriceTable.bundled().with_file(args.prices))
         return 0
