@@ -52,6 +52,7 @@ from hybrid_agent.context import ContextConfig, build_context
 from hybrid_agent.coords import CoordinatePolicy
 from hybrid_agent.errors import ConfigError
 from hybrid_agent.evidence import evidence_from_info
+from hybrid_agent.interface_mode import INTERFACE_MODES, refused_calls
 from hybrid_agent.parse import ParsedAction, ParseError, ParseErrorCode, ParseResult
 from hybrid_agent.policies.base import Generation, Policy, PolicyRequest, preferred_coordinates
 from hybrid_agent.presets import context_policy
@@ -104,6 +105,9 @@ class AgentConfig:
             step, and greedy decoding would only repeat it; harnesses that repair by
             re-sampling (at temperature > 0) use 5. The evaluation runner applies it; training
             rollouts keep every reply as sampled.
+        interface: ``hybrid`` (every call), ``gui`` (GUI steps only) or ``cli`` (CLI steps only);
+            control actions always pass, a refused call is the typed error ``interface_refused``
+            (:mod:`hybrid_agent.interface_mode`).
     """
 
     context: str = "win4"
@@ -118,8 +122,11 @@ class AgentConfig:
     min_pixels: int | None = None
     max_pixels: int | None = None
     parse_retries: int = 0
+    interface: str = "hybrid"
 
     def __post_init__(self) -> None:
+        if self.interface not in INTERFACE_MODES:
+            raise ConfigError(f"interface must be one of {INTERFACE_MODES}, got {self.interface!r}.")
         context_policy(self.context)  # a bad name fails here, not after the first reset
         if self.coordinates is not None:
             CoordinatePolicy(self.coordinates)
@@ -377,6 +384,9 @@ class AgentLoop:
             }
             return Decision(text, None, NO_OP_ACTION, TRUNCATED_FEEDBACK, record, time.perf_counter() - t0)
         parsed = self.adapter.parse(text, turn.tools, turn.screen)
+        if not isinstance(parsed, ParseError) and self.config.interface != "hybrid":
+            written = [parsed.as_written, *(f.as_written for f in parsed.then)]
+            parsed = refused_calls(self.config.interface, written) or parsed
         if isinstance(parsed, ParseError):
             record["parse"] = {"ok": False, "code": str(parsed.code), "message": parsed.message}
             return Decision(text, parsed, NO_OP_ACTION, parsed.render(), record, time.perf_counter() - t0)

@@ -28,6 +28,7 @@ from hybrid_agent.agent_loop import AgentConfig
 from hybrid_agent.coords import CoordinatePolicy
 from hybrid_agent.cost import Budget, PriceTable
 from hybrid_agent.errors import ConfigError, HybridAgentError
+from hybrid_agent.interface_mode import INTERFACE_MODES
 from hybrid_agent.labels import TIE_POINTS, Mode, label_runs, write_labels
 from hybrid_agent.policies import PolicyOptions, close_policy, make_policy
 from hybrid_agent.policies.anthropic import DEFAULT_TOOL, TOOL_BETAS
@@ -134,6 +135,12 @@ def _agent_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-retrieval", action="store_true", help="show every tool of the app, unranked")
     p.add_argument("--top-k", type=int, default=18, help="BM25 top-k tools shown (the study: 18)")
     p.add_argument("--gui-only", action="store_true", help="offer no MCP tools")
+    p.add_argument(
+        "--interface",
+        choices=INTERFACE_MODES,
+        default="hybrid",
+        help="accept GUI steps only, CLI steps only, or both (a refused call is an error the model reads)",
+    )
     p.add_argument("--keep-think", action="store_true", help="show past reasoning inside the window")
     p.add_argument(
         "--thinking",
@@ -171,6 +178,7 @@ def _agent_config(args: argparse.Namespace) -> AgentConfig:
         retrieval=not args.no_retrieval,
         top_k=args.top_k,
         gui_only=args.gui_only,
+        interface=args.interface,
         keep_think=args.keep_think,
         thinking=args.thinking,
         tool_result_chars=args.tool_result_chars,

@@ -65,6 +65,7 @@ class ParseErrorCode(StrEnum):
     INVALID_SYNTAX = "invalid_syntax"  # a call written as code (UI-TARS, pyautogui ...) that does not parse
     OUT_OF_SPACE = "out_of_space"  # a coordinate outside the model's coordinate space (set by the adapter)
     TRUNCATED = "truncated"  # the output budget cut the reply off (set by the agent loop)
+    INTERFACE_REFUSED = "interface_refused"  # a call of an interface the episode's mode refuses (agent loop)
 
 
 @dataclass(frozen=True)
