@@ -125,17 +125,18 @@ def test_hybrid_agent_label_ranks_three_recorded_runs_and_writes_the_file(tmp_pa
     # task "a": GUI 2/2 in 3 steps, CLI 2/2 in 2, hybrid 2/2 in 2 -> tie on rate, CLI and hybrid on
     # median 2; CLI (single interface) first: label 1. Task "b": GUI 2/2 in 2, CLI 0/2, hybrid 2/2 in 2
     # with a pyautogui heredoc only (a GUI step) -> GUI first on the preference: label 0.
-    gui = record_run(tmp_path / "gui", {
+    gui = record_run(tmp_path / "runs" / "gui", {
         ("a", 0): ([CLICK, CLICK, DONE], 1.0), ("a", 1): ([CLICK, CLICK, DONE], 1.0),
         ("b", 0): ([CLICK, DONE], 1.0), ("b", 1): ([CLICK, DONE], 1.0)})  # fmt: skip
-    cli = record_run(tmp_path / "cli", {
+    cli = record_run(tmp_path / "runs" / "cli", {
         ("a", 0): ([BASH, DONE], 1.0), ("a", 1): ([BASH, DONE], 1.0),
         ("b", 0): ([BASH, DONE], 0.0), ("b", 1): ([BASH, DONE], 0.0)})  # fmt: skip
-    hybrid = record_run(tmp_path / "hybrid", {
+    hybrid = record_run(tmp_path / "runs" / "hybrid", {
         ("a", 0): ([BASH, DONE], 1.0), ("a", 1): ([CLICK, DONE], 1.0),
         ("b", 0): ([HEREDOC, DONE], 1.0), ("b", 1): ([HEREDOC, DONE], 1.0)})  # fmt: skip
     out = tmp_path / "labels.json"
-    args = ["label", "--gui", str(gui), "--cli", str(cli), "--hybrid", str(hybrid), "--out", str(out)]
+    assert gui.parent == cli.parent == hybrid.parent
+    args = ["label", "--out", str(gui.parent), "--labels", str(out)]
     assert main(args) == 0
     printed = capsys.readouterr().out
     assert "a: label 1 (cli > hybrid > gui; gui 2/2, cli 2/2, hybrid 2/2)" in printed

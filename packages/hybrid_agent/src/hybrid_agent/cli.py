@@ -46,11 +46,17 @@ from hybrid_agent.suite import load_suite
 
 def _eval_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("eval", help="run a suite with a policy and record every episode")
+    _eval_arguments(p, policy_required=True)
+    p.add_argument("--out", required=True, help="run directory (resumed when it exists)")
+
+
+def _eval_arguments(p: argparse.ArgumentParser, policy_required: bool) -> None:
+    """What a run is (suite, policy, agent, sampling, budget): ``eval``'s flags, ``label``'s too."""
     p.add_argument("--suite", default="bundled", help="'bundled', a split file or a directory of task JSONs")
     p.add_argument("--tasks-dir", help="where a split file's task ids are looked up")
     p.add_argument(
         "--policy",
-        required=True,
+        required=policy_required,
         help="scripted[:tools|wrong], replay:DIR, openai:URL#MODEL, anthropic:MODEL, openai-cua:MODEL, "
         "hf:PATH, pkg.mod:Class",
     )
@@ -111,7 +117,6 @@ def _eval_parser(sub: argparse._SubParsersAction) -> None:
         default=3,
         help="on resume, rerun an episode that ended in a policy or desktop error up to this many tries",
     )
-    p.add_argument("--out", required=True, help="run directory (resumed when it exists)")
     _cost_flags(p)
     p.add_argument(
         "--budget-usd",
@@ -212,24 +217,33 @@ def _osworld_parsers(sub: argparse._SubParsersAction) -> None:
 def _label_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "label",
-        help="interface labels (HybridCUA's rule) from GUI-only, CLI-only and hybrid runs of the same tasks",
+        help="interface labels (HybridCUA's rule): --runs rollouts per task in GUI-only, CLI-only and "
+        "hybrid mode (with --policy), then one label per task",
     )
-    p.add_argument("--gui", required=True, help="run directory of the GUI-only rollouts")
-    p.add_argument("--cli", required=True, help="run directory of the CLI-only rollouts")
-    p.add_argument("--hybrid", required=True, help="run directory of the hybrid rollouts")
-    p.add_argument("--out", required=True, help="the labels file to write ([reward] labels_file reads it)")
+    _eval_arguments(p, policy_required=False)
+    p.add_argument(
+        "--out",
+        required=True,
+        help="holds one run directory per mode (gui/, cli/, hybrid/; resumed when they exist); without "
+        "--policy the runs already there are labelled",
+    )
+    p.add_argument("--labels", required=True, help="the labels file to write ([reward] labels_file reads it)")
     p.add_argument("--tie-points", type=float, default=TIE_POINTS, help="success rates this close tie")
 
 
 def run_label(args: argparse.Namespace) -> int:
-    """The ``label`` command: one label per task recorded in all three runs."""
-    runs = {Mode.GUI: args.gui, Mode.CLI: args.cli, Mode.HYBRID: args.hybrid}
+    """The ``label`` command: the three modes' rollouts (``eval`` with ``--interface``), then the labels."""
+    runs = {mode: Path(args.out) / mode for mode in Mode}
+    if args.policy:
+        for mode, run_dir in runs.items():
+            print(f"hybrid-agent label: {mode} rollouts into {run_dir}", file=sys.stderr)
+            run_eval(argparse.Namespace(**{**vars(args), "interface": str(mode), "out": str(run_dir)}))
     labels = label_runs(runs, args.tie_points)
     for label in labels:
         rates = ", ".join(f"{r.mode} {len(r.success_lengths)}/{r.rollouts}" for r in label.modes)
         ranking = " > ".join(map(str, label.ranking))
         print(f"{label.task_id}: label {label.label} ({ranking}; {rates})")
-    print(f"{len(labels)} tasks labelled in {write_labels(args.out, labels, args.tie_points)}")
+    print(f"{len(labels)} tasks labelled in {write_labels(args.labels, labels, args.tie_points)}")
     return 0
 
 
