@@ -67,10 +67,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         from grpo_trainer.export import main as export_main
 
         return export_main(argv[1:])
-    if argv[:1] == ["sft"]:
+    # DeepSpeed's launcher puts --local_rank=N before the module's own arguments.
+    command = [arg for arg in argv if not arg.startswith("--local_rank")]
+    if command[:1] == ["sft"]:
         from grpo_trainer.sft.cli import main as sft_main
 
-        return sft_main(argv[1:])
+        return sft_main(command[1:])
     parser = argparse.ArgumentParser(
         prog="grpo-train",
         description=(__doc__ or "").splitlines()[0],

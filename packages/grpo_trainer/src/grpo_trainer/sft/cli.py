@@ -19,7 +19,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="grpo-train sft", description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--config", required=True, help="TOML or YAML run config with an [sft] section")
     parser.add_argument("--dry-run", action="store_true", help="print the dataset summary, do not train")
-    parser.add_argument("--local_rank", type=int, help=argparse.SUPPRESS)  # the deepspeed launcher's
     args = parser.parse_args(argv)
     config = load_config(args.config)
     if not config.sft.runs:

@@ -126,8 +126,12 @@ class SFTTrainer:
                 with self.backend.forward():
                     logprobs = self.policy.logprobs(prompts, responses, 1.0)
                 loss = nll_sum(logprobs) * world / tokens
-                total += float(loss.detach()) / world
+                total += float(loss.detach()) / world  # this rank's share of the token mean
             self.backend.backward(loss, last)
+        if world > 1:  # each rank holds its share of the batch's token mean; the log shows the whole
+            summed = torch.tensor([total])
+            torch.distributed.all_reduce(summed)
+            total = float(summed.item())
         grad_norm = self.backend.step()
         lr = self.backend.lr()
         self.update += 1
