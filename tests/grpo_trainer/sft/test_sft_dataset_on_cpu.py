@@ -9,9 +9,16 @@ import pytest
 
 pytest.importorskip("torch")
 
-from grpo_trainer.sft.dataset import IGNORE_INDEX, DatasetError, SFTDataset, image_token_runs
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict
+
+import numpy as np
+from grpo_trainer.sft.dataset import IGNORE_INDEX, DatasetError, SFTDataset, image_token_runs, rebuild_episode
 from grpo_trainer.sft.settings import SFTSettings
+from hybrid_agent.adapters import get_adapter
 from hybrid_agent.agent_loop import AgentConfig
+from hybrid_agent.recorder import EpisodeWriter, read_episode
+from hybrid_agent.trajectory import Evidence
 from sft_setup import record_toy_run, rewrite_step, toy_catalog
 from tiny_vlm import tiny_vlm_policy
 
@@ -102,3 +109,31 @@ def test_a_record_of_another_model_family_is_refused(policy, run_dir):
         SFTDataset(policy, AgentConfig(adapter="ui-tars-1.5"), SFTSettings(), 0, toy_catalog()).add_runs(
             [run_dir]
         )
+
+
+def test_a_several_call_reply_is_rebuilt_with_its_further_calls_and_their_results(tmp_path):
+    # HybridCUA's format: one reply ran `ls` then `pwd` (the second under `then`); the next turn
+    # relayed both outputs one by one (tool_result_parts).
+    adapter = get_adapter("hybridcua")
+    ls = {"name": "computer_use", "arguments": {"action": "bash", "command": "ls"}}
+    pwd = {"name": "computer_use", "arguments": {"action": "bash", "command": "pwd"}}
+    done = {"name": "computer_use", "arguments": {"action": "terminate", "status": "success"}}
+    ok = asdict(Evidence(True))
+    header = {"task_id": "t", "run": 0, "config": {"agent": {"adapter": "hybridcua"}}}
+    header["coordinates"] = str(adapter.coordinates.policy)
+    frame = np.zeros((8, 8, 3), dtype=np.uint8)
+    with ThreadPoolExecutor(1) as pool:
+        writer = EpisodeWriter(tmp_path, "t", 0, header, pool)
+        first = {"step": 0, "parse": {"ok": True, "call": ls}, "action": ls, "evidence": ok}
+        first["then"] = [{"call": pwd, "action": pwd, "executed": True, "evidence": ok}]
+        writer.step(first, frame)
+        last = {"step": 1, "parse": {"ok": True, "call": done}, "action": done, "evidence": None}
+        writer.step({**last, "tool_result_shown": "a\n\n/home", "tool_result_parts": ["a", "/home"]}, frame)
+        writer.finish({"score": 1.0, "error": None, "instruction": "list"})
+    episode, unexecuted = rebuild_episode(
+        read_episode(tmp_path / "episodes" / "t__run0.jsonl"), tmp_path, adapter, {}
+    )
+    assert unexecuted == 0 and len(episode.steps) == 2
+    assert [e.call.arguments["command"] for e in episode.steps[0].executed] == ["ls", "pwd"]
+    assert episode.steps[1].tool_result_parts == ("a", "/home")
+    assert episode.instruction == "list"

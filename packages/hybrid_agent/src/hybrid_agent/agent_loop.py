@@ -374,6 +374,8 @@ class AgentLoop:
             },
             "tool_result_shown": turn.observation.tool_result,
         }
+        if turn.observation.parts:  # a several-call reply's results one by one: a rebuilt context needs them
+            record["tool_result_parts"] = list(turn.observation.parts)
         if generation.error is not None:
             return Decision(text, None, None, "", record, time.perf_counter() - t0)
         if generation.cut_off:

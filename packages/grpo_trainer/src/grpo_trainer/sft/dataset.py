@@ -39,7 +39,7 @@ from hybrid_agent.parse import extract_action_line, split_think
 from hybrid_agent.recorder import EPISODES, EpisodeRecord, iter_episodes, read_episode, read_run_config
 from hybrid_agent.suite import load_suite
 from hybrid_agent.toolset import ToolSpec, served_tools
-from hybrid_agent.trajectory import Call, Evidence, Frame, Observation, Step
+from hybrid_agent.trajectory import Call, Evidence, Executed, Frame, Observation, Step
 from osworld_mcp_env.tasks import load_task
 from PIL import Image
 
@@ -184,7 +184,7 @@ class RecordedEpisode:
     def context(self, t: int, context: ContextConfig) -> list[Message]:
         """The messages of decision ``t``: the context the agent loop builds before step ``t``."""
         step = self.steps[t]
-        current = Observation(step.frame, step.tool_result)
+        current = Observation(step.frame, step.tool_result, step.tool_result_parts)
         return build_context(self.steps[:t], current, self.instruction, self.tools[t], context).messages
 
 
@@ -202,7 +202,14 @@ def _instruction(record: EpisodeRecord, run_dir: Path) -> str:
     return load_task(sources[record.task_id]).instruction
 
 
-def _converted(step: dict[str, Any], recorded: Call, screen: tuple[int, int], adapter: ModelAdapter) -> Call:
+def _written(entry: Mapping[str, Any]) -> Call:
+    """The call of a record entry (a step's ``parse`` or one of its ``then``) as the model wrote it."""
+    return Call(entry["call"]["name"], dict(entry["call"]["arguments"]))
+
+
+def _converted(
+    step: Mapping[str, Any], recorded: Call, screen: tuple[int, int], adapter: ModelAdapter
+) -> Call:
     """The executed call (screen pixels) in the adapter's space; a non-GUI call as it was written."""
     if not recorded.is_gui:
         return recorded
@@ -260,11 +267,22 @@ def rebuild_episode(
                 f"{record.path} step {line['step']} has no screenshot (run without --no-screenshots)."
             )
         frame = _frame(str(run_dir / EPISODES / line["screenshot"]))
-        recorded = Call(parse["call"]["name"], dict(parse["call"]["arguments"]))
+        recorded = _written(parse)
         call = _converted(line, recorded, frame.size, adapter) if not same_space else recorded
         evidence = Evidence(**line["evidence"]) if line.get("evidence") else None
         response = _response(line.get("model_output", ""), recorded, call)
-        steps.append(Step(frame, line.get("tool_result_shown", ""), response, call, evidence))
+        more = tuple(
+            Executed(
+                _converted(follow, _written(follow), frame.size, adapter)
+                if not same_space
+                else _written(follow),
+                Evidence(**follow["evidence"]) if follow.get("evidence") else None,
+            )
+            for follow in line.get("then") or ()
+            if follow.get("executed")
+        )
+        parts = tuple(line.get("tool_result_parts") or ())
+        steps.append(Step(frame, line.get("tool_result_shown", ""), response, call, evidence, more, parts))
         tools.append(_tools(line.get("shown_tools") or [], catalog))
     episode = RecordedEpisode(record, _instruction(record, run_dir), tuple(steps), tuple(tools))
     return episode, unexecuted
