@@ -1,3 +1,5 @@
+import dataclasses
+
 import pytest
 from grpo_helpers import episode, gui, sample, shell, tool
 from grpo_trainer.advantage import hybridcua_config
@@ -9,7 +11,8 @@ from grpo_trainer.rewards import (
     step_bonuses,
     used_cli,
 )
-from hybrid_agent.trajectory import Evidence
+from hybrid_agent.step_kind import StepKind
+from hybrid_agent.trajectory import Call, Evidence, Executed
 from osworld_mcp_env.tasks.templates import task_labels
 
 
@@ -157,3 +160,14 @@ def test_templates_label_their_tasks_from_the_tool_oracle():
 def test_unknown_term_names_fail_at_config_time_with_a_suggestion():
     with pytest.raises(RegistryError, match="Did you mean 'tool_bonus'"):
         RewardConfig(step_terms=("tool_bonu",))
+
+
+def test_a_reply_of_several_calls_is_one_sample_judged_on_all_of_its_calls():
+    # HybridCUA's turn: a heredoc click first, then a command that failed; one sample, one term.
+    first = shell(HEREDOC_CLICK)
+    failed = Executed(Call("bash", {"command": "ls /x"}), Evidence(True, returncode=2, stderr="ls: no"))
+    turn = dataclasses.replace(first, more=(failed,))
+    assert turn.kind is StepKind.GUI and turn.cli_failed
+    assert used_cli(episode(1.0, [turn]))  # the CLI call comes second in the reply
+    rewards, _ = hybridcua_config()
+    assert step_bonuses(episode(1.0, [turn, shell("ls", index=1)]), rewards) == [-0.3, 0.0]

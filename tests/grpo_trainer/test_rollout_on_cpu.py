@@ -87,3 +87,32 @@ def test_training_uses_the_stored_prompt_and_the_replay_check_catches_a_rebuild_
     checking = toy_trainer(dataclasses.replace(config, engine=engine), tmp_path / "check")
     with pytest.raises(ReplayMismatch, match="rebuilt context differs"):
         checking._batch(kept)
+
+
+def _hybridcua(*actions: str) -> str:
+    calls = "".join(
+        f"<tool_call>\n<function=computer_use>\n<parameter=action>\nwait\n</parameter>\n<parameter=time>\n{t}\n"
+        "</parameter>\n</function>\n</tool_call>\n"
+        for t in actions
+    )
+    return f"Action: Wait.\n{calls}"
+
+
+def test_hybridcua_replies_of_several_calls_take_one_env_step_each_and_the_others_hold():
+    # Replies of one or two calls: every member must spend exactly its budget of 6 env steps on
+    # its own calls; a member held while another runs its second call takes no step.
+    venv = make_group_env(lambda: gym.make("grpo_trainer:ToolOrGui-v0", max_steps=6), 4)
+    config = RolloutConfig(group_size=4, agent=AgentConfig(adapter="hybridcua", context="hybridcua"))
+    policy = TinyPolicy([_hybridcua("1"), _hybridcua("1", "2")], seed=3, context_bytes=100_000)
+    episodes = collect_group(venv, policy, "toy", 7, 0, config, torch.Generator().manual_seed(3), 0)
+    counts = [[1 + len(s.more) for s in e.samples] for e in episodes]
+    assert {c for per in counts for c in per} == {1, 2}  # both kinds of reply were sampled
+    for episode, per in zip(episodes, counts, strict=True):
+        assert episode.truncated and sum(per) == 6 and len(episode.samples) == len(per)
+        assert len(episode.steps) == len(per) and [1 + len(s.more) for s in episode.steps] == per
+    # The second call of a turn is relayed with the first into the next turn's context.
+    two = next(s for e in episodes for s in e.samples[1:] if len(e.samples[s.index - 1].more) == 1)
+    assert len(two.observation.parts) == 2
+    for episode in episodes:
+        for sample in episode.samples:
+            assert policy.encode(rebuild_messages(episode, sample, config.context)) == sample.prompt_ids

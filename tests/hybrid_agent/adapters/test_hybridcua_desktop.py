@@ -67,13 +67,18 @@ def test_a_hybridcua_policy_runs_through_eval_and_table_3_counts_it(tmp_path, ca
         url, log = servers.start([completion(text) for text in REPLIES])
         code = main(
             ["eval", "--suite", "os-create-file", "--policy", f"openai:{url}/v1#hybridcua",
-             "--adapter", "hybridcua", "--env-option", "enable_bash=true", "--context", "win3",
+             "--adapter", "hybridcua", "--env-option", "enable_bash=true", "--context", "hybridcua",
              "--retries", "0", "--out", str(out)]
         )  # fmt: skip
         bodies = log.bodies
     assert code == 0
     assert all("stop" not in body for body in bodies)  # several calls per reply: no stop string
     assert "0-999 grid" in bodies[0]["messages"][0]["content"]
+    # The hybridcua context: turn 2 relays each command of turn 1 as its own CLI output.
+    relayed = [p["text"] for p in bodies[1]["messages"][-1]["content"] if p["type"] == "text"]
+    # stdout (empty), then stderr as HybridCUA's evaluation writes it: out + "\n[stderr]\n" + err
+    assert relayed[0].startswith("CLI output:\n\n[stderr]\nls: cannot access '/nonexistent'")
+    assert relayed[1].startswith("CLI output:\n") and "[exit code" not in relayed[1]
     (record,) = list(iter_episodes(out))
     assert record.end["score"] == 1.0 and record.end["claimed_success"] is True
     first, click, last = record.steps

@@ -54,6 +54,7 @@ def build_policy(config: GRPOConfig) -> TrainablePolicy:
             max_new_tokens=config.rollout.max_new_tokens,
             max_prompt_tokens=config.rollout.max_prompt_tokens,
             packing=config.optim.packing,
+            stop_strings=config.agent.make_adapter().stop,
         )
     raise ConfigError(
         f"policy {config.policy!r} is not trainable: use 'tiny' or 'hf:PATH' (a local checkpoint)."

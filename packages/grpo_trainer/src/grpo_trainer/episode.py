@@ -17,7 +17,7 @@ from typing import Any
 
 from hybrid_agent.step_kind import StepKind, classify_step
 from hybrid_agent.toolset import ToolSpec
-from hybrid_agent.trajectory import Call, Evidence, Observation, Step, step_failed
+from hybrid_agent.trajectory import Call, Evidence, Executed, Observation, Step
 
 
 @dataclass(frozen=True)
@@ -43,6 +43,8 @@ class StepSample:
         finish_reason: Why generation stopped; ``length``: cut off, nothing was executed.
         evidence: The env's report of a text-tool call (MCP or bash: exit code, stderr,
             timeout), ``None`` for a GUI action or a reply that executed nothing.
+        more: The reply's further calls that were executed, each an env step of its own, with
+            their evidence (HybridCUA's several calls per turn); the sample is still one.
     """
 
     index: int
@@ -60,16 +62,22 @@ class StepSample:
     policy_version: int = 0
     finish_reason: str | None = None
     evidence: Evidence | None = None
+    more: tuple[Executed, ...] = ()
+
+    @property
+    def executed(self) -> tuple[Executed, ...]:
+        """Every call the reply made and the env executed, in order; empty without a call."""
+        return () if self.call is None else (Executed(self.call, self.evidence), *self.more)
 
     @property
     def kind(self) -> StepKind | None:
-        """The call's kind (:func:`~hybrid_agent.step_kind.classify_step`); ``None`` without a call."""
+        """The first call's kind (:func:`~hybrid_agent.step_kind.classify_step`); ``None`` without one."""
         return None if self.call is None else classify_step(self.call.name, self.call.arguments)
 
     @property
     def cli_failed(self) -> bool:
-        """A CLI step that failed by HybridCUA's rule (:func:`~hybrid_agent.trajectory.step_failed`)."""
-        return self.call is not None and step_failed(self.call, self.evidence)
+        """One of the reply's calls is a CLI step that failed by HybridCUA's rule."""
+        return any(e.cli_failed for e in self.executed)
 
     @property
     def is_mcp(self) -> bool:

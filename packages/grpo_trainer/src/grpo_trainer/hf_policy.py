@@ -143,10 +143,13 @@ class HFTrainablePolicy:
         max_new_tokens: int = 8192,
         max_prompt_tokens: int = 16384,
         packing: str = "padded",
+        stop_strings: Sequence[str] = (STOP,),
     ) -> None:
         """Wraps a loaded model and processor (the processor pads on the left, as ``hf:`` does).
 
-        ``packing`` lays out the rows :meth:`logprobs` scores (``[optim] packing``).
+        ``packing`` lays out the rows :meth:`logprobs` scores (``[optim] packing``);
+        ``stop_strings`` end a response (the agent adapter's: none for HybridCUA's replies of
+        several calls).
         """
         if packing not in PACKINGS:
             raise ValueError(f"packing must be one of {PACKINGS}, got {packing!r}.")
@@ -156,6 +159,7 @@ class HFTrainablePolicy:
         self.processor.tokenizer.padding_side = "left"
         self.max_new_tokens = max_new_tokens
         self.max_prompt_tokens = max_prompt_tokens
+        self.stop_strings = tuple(stop_strings)
         tokenizer = processor.tokenizer
         eos = model.generation_config.eos_token_id
         eos_ids = eos if isinstance(eos, list) else [eos]
@@ -177,6 +181,7 @@ class HFTrainablePolicy:
         max_new_tokens: int = 8192,
         max_prompt_tokens: int = 16384,
         packing: str = "padded",
+        stop_strings: Sequence[str] = (STOP,),
     ) -> HFTrainablePolicy:
         """Loads a local checkpoint through ``hf:``'s loader, in train mode.
 
@@ -188,11 +193,12 @@ class HFTrainablePolicy:
             max_new_tokens: The longest response sampled.
             max_prompt_tokens: The longest prompt sampled after (longer ones get an empty response).
             packing: ``padded`` or ``padding_free`` rows when scoring (``[optim] packing``).
+            stop_strings: Strings that end a response (the agent adapter's ``stop``).
         """
         options = PolicyOptions(max_tokens=max_new_tokens, extra={"device": device, "dtype": dtype})
         loaded = HFPolicy.from_pretrained(path, options)
         loaded.model.train()
-        return cls(loaded.model, loaded.processor, max_new_tokens, max_prompt_tokens, packing)
+        return cls(loaded.model, loaded.processor, max_new_tokens, max_prompt_tokens, packing, stop_strings)
 
     def cached_inputs(self) -> AbstractContextManager[InputCache]:
         """Processes each prompt once until the block ends (one training batch), then forgets them."""
@@ -262,7 +268,7 @@ class HFTrainablePolicy:
             max_new_tokens=self.max_new_tokens,
             eos_token_id=sorted(self.end_ids),
             pad_token_id=self.pad_id,
-            stop_strings=[STOP],
+            stop_strings=list(self.stop_strings) or None,
             return_dict_in_generate=True,
         )
         recorder = SampledLogprobs(temperature, self.banned)
@@ -281,8 +287,9 @@ class HFTrainablePolicy:
         for row in range(len(prompts)):
             ids, ended = self._until_end(out.sequences[row, start:].tolist())
             text = self.processor.tokenizer.decode(ids, skip_special_tokens=True)
-            if STOP in text:
-                text = text[: text.index(STOP) + len(STOP)]
+            hit = min((text.index(s) + len(s) for s in self.stop_strings if s in text), default=None)
+            if hit is not None:
+                text = text[:hit]
             reason = FinishReason.STOP if ended else FinishReason.LENGTH
             results.append(Sampled(ids, logps[row, : len(ids)].tolist(), text, reason))
         return results

@@ -136,7 +136,7 @@ def used_cli(episode: Episode) -> bool:
     A shell command with pyautogui in it is a GUI step and an ``os.*`` MCP tool a tool
     call: neither counts.
     """
-    return any(s.kind is StepKind.CLI for s in episode.samples)
+    return any(e.kind is StepKind.CLI for s in episode.samples for e in s.executed)
 
 
 def interface_unlabelled(episode: Episode, config: RewardConfig) -> bool:
@@ -187,6 +187,7 @@ def exec_penalty(episode: Episode, config: RewardConfig) -> list[float]:
     Failed is :func:`hybrid_agent.step_kind.cli_step_failed`: a timeout, or a non-zero exit
     except exit 1 with empty stderr; a desktop fault is exempt. Only CLI steps are checked: a
     failing pyautogui heredoc, a parse error, a refused GUI action and a failed MCP tool get 0.
+    A reply of several calls is one sample: it gets the term once when any of its CLI calls failed.
     """
     return [-config.lambda_exec if s.cli_failed else 0.0 for s in episode.samples]
 

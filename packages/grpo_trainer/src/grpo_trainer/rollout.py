@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import gymnasium as gym
-from hybrid_agent.agent_loop import NO_OP_ACTION, AgentConfig, AgentEpisode, AgentLoop
+from hybrid_agent.agent_loop import NO_OP_ACTION, AgentConfig, AgentEpisode, AgentLoop, Decision, Outcome
 from hybrid_agent.context import ContextConfig, build_context
 from hybrid_agent.messages import Message
 from hybrid_agent.policies.base import Generation, PolicyRequest
@@ -29,7 +29,7 @@ from osworld_mcp_env.tasks.templates import task_labels
 from grpo_trainer.episode import Episode, StepSample
 from grpo_trainer.errors import GRPOError
 from grpo_trainer.policy import AgentPolicy, TrainablePolicy, VersionedPolicy
-from grpo_trainer.vector import held_info
+from grpo_trainer.vector import HOLD_ACTION, HeldInfo, held_info
 
 
 @dataclass(frozen=True)
@@ -50,6 +50,46 @@ class RolloutConfig:
     def context(self) -> ContextConfig:
         """The context builder settings rollouts use (a trainable policy gets the tools in its prompt)."""
         return self.agent.context_config()
+
+
+def _result(
+    obs: dict[str, Any], info: dict[str, Any], i: int
+) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+    """Member ``i``'s step as ``env.step`` would give it (the group env holds the end in ``info``)."""
+    typed = held_info(info)
+    return _row(obs, i), float(typed.get("score", 0.0)), bool(typed.get("ended")), False, info
+
+
+def _follow_ups(
+    venv: gym.vector.VectorEnv,
+    loop: AgentLoop,
+    states: list[AgentEpisode],
+    decisions: dict[int, Decision],
+    outcomes: dict[int, Outcome],
+    ends: dict[int, HeldInfo],
+) -> None:
+    """Runs the further calls of the replies (HybridCUA's several per turn), one env step each.
+
+    Each round steps every member that still has a call; the others hold (:data:`HOLD_ACTION`,
+    no step of theirs). A member stops at its episode's end. ``outcomes`` and ``ends`` are updated.
+    """
+    queues = {i: list(decisions[i].follow_ups) for i in outcomes if not ends[i].get("ended")}
+    queues = {i: queue for i, queue in queues.items() if queue}
+    done = dict.fromkeys(queues, 0)
+    while queues:
+        actions = [HOLD_ACTION] * venv.num_envs
+        for i, queue in queues.items():
+            actions[i] = json.dumps({"name": queue[0].call.name, "arguments": queue[0].call.arguments})
+        obs, _, _, _, infos = venv.step(tuple(actions))
+        for i in list(queues):
+            follow = queues[i].pop(0)
+            info = _info_row(infos, i)
+            outcomes[i] = loop.advance_follow_up(
+                states[i], outcomes[i], done[i], follow, _result(obs, info, i), 0.0
+            )
+            ends[i], done[i] = held_info(info), done[i] + 1
+            if ends[i].get("ended") or not queues[i]:
+                del queues[i]
 
 
 def _row(batch: dict[str, Any], i: int) -> dict[str, Any]:
@@ -144,13 +184,15 @@ def collect_group(
                 raise GRPOError(f"The rollout policy gave no answer: {generations[i].error}")
             actions[i] = json.dumps(action) if isinstance(action, dict) else action
         obs, _, _, _, infos = venv.step(tuple(actions))
+        outcomes, ends = {}, {}
         for i in live:
             info = _info_row(infos, i)
-            typed = held_info(info)
-            ended = bool(typed.get("ended"))
             # The group env holds the end in info; the loop reads it as env.step would give it.
-            result = (_row(obs, i), typed.get("score", 0.0), ended, False, info)
-            outcome = loop.advance(states[i], turns[i], decisions[i], result, {})
+            outcomes[i] = loop.advance(states[i], turns[i], decisions[i], _result(obs, info, i), {})
+            ends[i] = held_info(info)
+        _follow_ups(venv, loop, states, decisions, outcomes, ends)
+        for i in live:
+            outcome, typed = outcomes[i], ends[i]
             trace = generations[i].trace
             assert trace is not None  # AgentPolicy always attaches one
             turn, episode = turns[i], episodes[i]
@@ -171,9 +213,10 @@ def collect_group(
                     policy_version=trace.version,
                     finish_reason=generations[i].finish_reason,
                     evidence=outcome.evidence,
+                    more=outcome.more,
                 )
             )
-            if ended:
+            if typed.get("ended"):
                 active[i] = False
                 episode.crash = typed.get("crash")
                 episode.truncated = bool(typed.get("truncated"))

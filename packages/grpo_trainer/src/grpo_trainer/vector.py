@@ -44,6 +44,12 @@ class HeldInfo(StepInfo, total=False):
     held: bool
 
 
+HOLD_ACTION = "\x00hold"
+"""An action a member gets when the others take a step it has no call for (the further calls of a
+HybridCUA reply): :class:`HoldAfterEnd` returns its last observation without stepping the env, and
+the step costs none of its budget."""
+
+
 def held_info(info: Mapping[str, Any]) -> HeldInfo:
     """The typed view of one env's ``info`` from a group vector env (no copy, no check)."""
     return cast(HeldInfo, info)
@@ -71,10 +77,15 @@ class HoldAfterEnd(gym.Wrapper):
         return obs, info
 
     def step(self, action: Any):
-        """Steps the env until its episode ended, then holds (reward 0, flags never set)."""
+        """Steps the env until its episode ended, then holds (reward 0, flags never set).
+
+        :data:`HOLD_ACTION` holds a live episode for one step: the env is not stepped.
+        """
         if self._final is not None:
             final_obs, final_info = self._final
             return final_obs, 0.0, False, False, {**final_info, "held": True}
+        if isinstance(action, str) and action == HOLD_ACTION:
+            return self._last_obs, 0.0, False, False, HeldInfo(held=True)
         try:
             obs, reward, terminated, truncated, info = self.env.step(action)
         except Exception as exc:

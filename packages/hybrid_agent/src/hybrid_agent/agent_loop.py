@@ -489,11 +489,9 @@ class AgentLoop:
         if episode.steps:
             last = episode.steps[-1]
             episode.steps[-1] = dataclasses.replace(last, more=(*last.more, done))
-        relayed = [
-            episode.feedback or str(episode.obs.get("tool_result", "")),
-            str(obs.get("tool_result", "")),
-        ]
-        episode.feedback = "\n\n".join(text for text in relayed if text)
+        first = episode.relays or (episode.feedback or str(episode.obs.get("tool_result", "")),)
+        episode.relays = (*first, str(obs.get("tool_result", "")))
+        episode.feedback = "\n\n".join(text for text in episode.relays if text)
         episode.obs, episode.info = obs, info
         end = _end(episode, reward, terminated, truncated, info)
         return dataclasses.replace(

@@ -161,7 +161,7 @@ class VLLMEngine:
             max_tokens=self.policy.max_new_tokens,
             logprobs=0,
             seed=seed,
-            stop=[STOP],
+            stop=list(getattr(self.policy, "stop_strings", (STOP,))) or None,
             include_stop_str_in_output=True,
             stop_token_ids=sorted(self.policy.end_ids),
             logit_bias={int(i): BANNED_BIAS for i in self.policy.banned} or None,
