@@ -60,15 +60,15 @@ class _NotLiteral(Exception):
     """An argument that is neither a literal nor (where allowed) a literal call."""
 
 
-def _value(node: ast.expr, nested: bool) -> Any:
-    # A literal, or with ``nested`` a call with literal arguments (as a CodeCall), also inside a list.
-    if nested and isinstance(node, ast.Call):
+def _value(node: ast.expr, nested: bool, in_list: bool = False) -> Any:
+    # A literal, or with ``nested`` a list whose items may be calls with literal arguments (CodeCalls).
+    if nested and in_list and isinstance(node, ast.Call):
         call = _code_call(node, "", nested)
         if isinstance(call, ParseError):
             raise _NotLiteral
         return call
     if nested and isinstance(node, ast.List | ast.Tuple):
-        items = [_value(item, nested) for item in node.elts]
+        items = [_value(item, nested, in_list=True) for item in node.elts]
         return items if isinstance(node, ast.List) else tuple(items)
     try:
         return ast.literal_eval(node)
@@ -96,8 +96,9 @@ def parse_code_calls(source: str, nested: bool = False) -> list[CodeCall] | Pars
 
     Args:
         source: The code as the model wrote it.
-        nested: Also accept calls with literal arguments as argument values (returned
-            as :class:`CodeCall`), for families that write actions inside actions.
+        nested: Also accept calls with literal arguments as items of a list argument
+            (returned as :class:`CodeCall`), for families that write a list of actions
+            inside an action.
 
     Returns:
         The calls in order, or ``invalid_syntax`` for anything else (assignments, loops,
