@@ -4,6 +4,7 @@ import pytest
 from hybrid_agent.parse import ParsedAction, ParseError, ParseErrorCode, validate_gui
 from hybrid_agent.provider_actions import (
     WHEEL_NOTCH_PIXELS,
+    anthropic_refusal,
     display_to_screen,
     from_anthropic,
     from_openai,
@@ -69,11 +70,27 @@ def test_anthropic_actions_become_valid_env_actions(tool_input, expected):
             {"action": "scroll", "scroll_direction": "sideways", "scroll_amount": 1},
             ParseErrorCode.MISSING_ARGUMENTS,
         ),
+        # a negative amount is not rewritten into the opposite direction: the parser refuses it
+        (
+            {"action": "scroll", "scroll_direction": "down", "scroll_amount": -3},
+            ParseErrorCode.MISSING_ARGUMENTS,
+        ),
     ],
 )
 def test_what_the_env_cannot_do_is_named_by_the_validator(tool_input, code):
     error = validate_gui(from_anthropic(tool_input))
     assert isinstance(error, ParseError) and error.code == code
+
+
+def test_the_anthropic_refusal_names_the_schema_rule_only_where_it_is_broken():
+    negative = {"action": "scroll", "scroll_direction": "down", "scroll_amount": -3}
+    assert from_anthropic(negative) == negative  # the provider's arguments, left for the parser
+    assert anthropic_refusal(negative) == (
+        "scroll_amount is a number of wheel notches >= 0, got -3; "
+        "give the direction with scroll_direction (up, down, left, right)."
+    )
+    assert anthropic_refusal({"action": "scroll", "scroll_direction": "down", "scroll_amount": 0}) is None
+    assert anthropic_refusal({"action": "key", "scroll_amount": -3}) is None  # only scroll reads it
 
 
 @pytest.mark.parametrize(

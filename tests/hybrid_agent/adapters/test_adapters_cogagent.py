@@ -67,3 +67,74 @@ def test_type_into_a_box_types_at_the_focus_and_says_so():
 def test_malformed_cogagent_replies_are_typed_errors(text, code):
     parsed = get_adapter("cogagent").parse(text, [], SCREEN)
     assert isinstance(parsed, ParseError) and parsed.code == code, parsed
+
+
+# Key combinations as CogAgent's action-space document writes them: a GESTURE of
+# KEY_DOWN / KEY_PRESS / KEY_UP with its Windows (Lcontrol, Lmenu, Lshift) or macOS
+# (Control, Command, Shift) key names; one chord is one env `key` action.
+@pytest.mark.parametrize(
+    ("operation", "keys"),
+    [
+        (  # the document's own example (its Ctrl+F search, written with key 'A')
+            "GESTURE(actions=[KEY_DOWN(key='Lcontrol'), KEY_PRESS(key='A'), KEY_UP(key='Lcontrol')])",
+            ["ctrl", "a"],
+        ),
+        (  # Ctrl+C with the macOS column's name
+            "GESTURE(actions=[KEY_DOWN(key='Control'), KEY_PRESS(key='c'), KEY_UP(key='Control')])",
+            ["ctrl", "c"],
+        ),
+        (  # two held keys, released in reverse order
+            "GESTURE(actions=[KEY_DOWN(key='Lcontrol'), KEY_DOWN(key='Lshift'), KEY_PRESS(key='T'), "
+            "KEY_UP(key='Lshift'), KEY_UP(key='Lcontrol')])",
+            ["ctrl", "shift", "t"],
+        ),
+        (
+            "GESTURE(actions=[KEY_DOWN(key='Lmenu'), KEY_PRESS(key='F4'), KEY_UP(key='Lmenu')])",
+            ["alt", "f4"],
+        ),
+        (
+            "GESTURE(actions=[KEY_DOWN(key='Command'), KEY_PRESS(key='Space'), KEY_UP(key='Command')])",
+            ["cmd", "space"],
+        ),
+        ("GESTURE(actions=[KEY_PRESS(key='Return')])", ["return"]),
+        ("KEY_PRESS(key='Right Control')", ["rctrl"]),
+        ("KEY_PRESS(key='Up Arrow')", ["up"]),
+        ("KEY_PRESS(key='Lcontrol+S')", ["ctrl", "s"]),
+    ],
+)
+def test_cogagent_key_combinations_become_one_key_action(operation, keys):
+    parsed = get_adapter("cogagent").parse(_reply(operation), [], SCREEN)
+    assert isinstance(parsed, ParsedAction), parsed
+    assert parsed.call.arguments == {"action": "key", "keys": keys}
+
+
+@pytest.mark.parametrize(
+    ("operation", "code"),
+    [
+        ("GESTURE()", ParseErrorCode.MISSING_ARGUMENTS),
+        ("GESTURE(actions=[])", ParseErrorCode.MISSING_ARGUMENTS),
+        # a held key never released, two presses, a release of a key never held: not one chord
+        ("GESTURE(actions=[KEY_DOWN(key='Lcontrol'), KEY_PRESS(key='C')])", ParseErrorCode.INVALID_ARGUMENTS),
+        (
+            "GESTURE(actions=[KEY_DOWN(key='Lcontrol'), KEY_PRESS(key='C'), KEY_PRESS(key='V'), "
+            "KEY_UP(key='Lcontrol')])",
+            ParseErrorCode.INVALID_ARGUMENTS,
+        ),
+        (
+            "GESTURE(actions=[KEY_DOWN(key='Lcontrol'), KEY_PRESS(key='C'), KEY_UP(key='Lshift')])",
+            ParseErrorCode.INVALID_ARGUMENTS,
+        ),
+        (
+            "GESTURE(actions=[KEY_DOWN(key='Lcontrol'), KEY_UP(key='Lcontrol')])",
+            ParseErrorCode.INVALID_ARGUMENTS,
+        ),
+        ("GESTURE(actions=[CLICK(box=[[1,1,2,2]])])", ParseErrorCode.INVALID_ARGUMENTS),
+        ("GESTURE(actions=[KEY_PRESS()])", ParseErrorCode.INVALID_ARGUMENTS),
+        ("GESTURE(actions=['ctrl', 'c'])", ParseErrorCode.INVALID_ARGUMENTS),
+        ("GESTURE(actions=[KEY_PRESS(key=k)])", ParseErrorCode.INVALID_SYNTAX),  # a name, never looked up
+        ("GESTURE(actions=[KEY_PRESS(key=__import__('os'))])", ParseErrorCode.INVALID_SYNTAX),
+    ],
+)
+def test_malformed_gestures_are_typed_errors(operation, code):
+    parsed = get_adapter("cogagent").parse(_reply(operation), [], SCREEN)
+    assert isinstance(parsed, ParseError) and parsed.code == code, parsed

@@ -22,6 +22,17 @@ def _reply(code: str) -> str:
         ("pyautogui.doubleClick(x=966, y=546)", {"action": "double_click", "coordinate": [960, 540]}),
         ("pyautogui.rightClick(x=966, y=546)", {"action": "right_click", "coordinate": [960, 540]}),
         ("computer.tripleClick(x=966, y=546)", {"action": "triple_click", "coordinate": [960, 540]}),
+        # the function OpenCUA's system prompt advertises (and its AgentNetBench parser reads)
+        ("computer.triple_click(x=966, y=546)", {"action": "triple_click", "coordinate": [960, 540]}),
+        ("computer.triple_click(x=483, y=273)", {"action": "triple_click", "coordinate": [480, 270]}),
+        (  # the usual drag: the pointer to the start, then dragTo the end (1932x1092 -> 1920x1080)
+            "pyautogui.moveTo(x=483, y=273)\npyautogui.dragTo(x=966, y=546, duration=0.5)",
+            {"action": "left_click_drag", "start_coordinate": [480, 270], "coordinate": [960, 540]},
+        ),
+        (
+            "pyautogui.moveTo(0, 0)\npyautogui.dragTo(1931, 1091, button='left')",
+            {"action": "left_click_drag", "start_coordinate": [0, 0], "coordinate": [1919, 1079]},
+        ),
         ("pyautogui.moveTo(1931, 1091)", {"action": "mouse_move", "coordinate": [1919, 1079]}),
         ("pyautogui.dragTo(x=966, y=546)", {"action": "left_click_drag", "coordinate": [960, 540]}),
         ("pyautogui.scroll(-5)", {"action": "scroll", "pixels": -250}),
@@ -59,6 +70,19 @@ def test_opencua_statements_become_env_calls_in_screen_pixels(code, expected):
         (_reply("pyautogui.click(x=1, y=1, clicks=4)"), ParseErrorCode.INVALID_ARGUMENTS),
         (_reply("pyautogui.click(x=2000, y=10)"), ParseErrorCode.OUT_OF_SPACE),
         (_reply("pyautogui.click(x=1, y=1)\npyautogui.write('a')"), ParseErrorCode.MULTIPLE_TOOL_CALLS),
+        # only moveTo then dragTo is one drag
+        (_reply("pyautogui.moveTo(x=1, y=1)\npyautogui.click(x=5, y=5)"), ParseErrorCode.MULTIPLE_TOOL_CALLS),
+        (
+            _reply("pyautogui.dragTo(x=5, y=5)\npyautogui.moveTo(x=1, y=1)"),
+            ParseErrorCode.MULTIPLE_TOOL_CALLS,
+        ),
+        (
+            _reply("pyautogui.moveTo(x=1, y=1)\npyautogui.dragTo(x=5, y=5)\npyautogui.click(x=5, y=5)"),
+            ParseErrorCode.MULTIPLE_TOOL_CALLS,
+        ),
+        (_reply("pyautogui.moveTo()\npyautogui.dragTo(x=5, y=5)"), ParseErrorCode.MISSING_ARGUMENTS),
+        (_reply("pyautogui.moveTo(x=1, y=1)\npyautogui.dragTo(x=1, y=2000)"), ParseErrorCode.OUT_OF_SPACE),
+        (_reply("computer.triple_click(x=966)"), ParseErrorCode.INVALID_ARGUMENTS),
         (_reply("pyautogui.scroll('down')"), ParseErrorCode.INVALID_ARGUMENTS),
         (_reply("pyautogui.write()"), ParseErrorCode.MISSING_ARGUMENTS),
         (_reply("computer.terminate(status='maybe')"), ParseErrorCode.INVALID_ARGUMENTS),
@@ -75,4 +99,5 @@ def test_opencua_sees_the_resized_screenshot_and_is_told_its_size():
 
     adapter = get_adapter("opencua")
     assert adapter.preprocess(Image.new("RGB", SCREEN)).size == (1932, 1092)
-    assert "1932x1092" in adapter.system_prompt([], SCREEN, PromptConfig())
+    prompt = adapter.system_prompt([], SCREEN, PromptConfig())
+    assert "1932x1092" in prompt and "computer.triple_click(x=, y=)" in prompt

@@ -55,6 +55,36 @@ def test_anthropic_cu_refuses_what_the_env_cannot_do_as_typed_errors(arguments, 
     assert isinstance(parsed, ParseError) and parsed.code == code
 
 
+def test_anthropic_cu_scrolls_by_notches_in_the_named_direction():
+    arguments = {"action": "scroll", "coordinate": [683, 384], "scroll_direction": "down", "scroll_amount": 3}
+    parsed = parse("anthropic-cu", "computer", arguments)
+    assert isinstance(parsed, ParsedAction)  # 3 notches of 50 px down, at the display's centre
+    assert parsed.call == Call("computer_use", {"action": "scroll", "coordinate": [960, 540], "pixels": -150})
+    zero = parse(
+        "anthropic-cu", "computer", {"action": "scroll", "scroll_direction": "up", "scroll_amount": 0}
+    )
+    assert isinstance(zero, ParsedAction) and zero.call.arguments == {"action": "scroll", "pixels": 0}
+
+
+@pytest.mark.parametrize("amount", [-3, -1, -0.5])
+def test_anthropic_cu_refuses_a_negative_scroll_amount_instead_of_reversing_it(amount):
+    """The schema counts notches from 0 and names the direction apart: -3 "down" is not 3 "up"."""
+    arguments = {
+        "action": "scroll",
+        "coordinate": [683, 384],
+        "scroll_direction": "down",
+        "scroll_amount": amount,
+    }
+    reply = "<think>Scroll the list.</think>\n" + call_block("computer", arguments)
+    parsed = get_adapter("anthropic-cu").parse(reply, TOOLS, SCREEN)
+    assert isinstance(parsed, ParseError) and parsed.code == ParseErrorCode.INVALID_ARGUMENTS
+    assert parsed.think == "Scroll the list."
+    assert parsed.render() == (
+        f"Error [invalid_arguments]: scroll_amount is a number of wheel notches >= 0, got {amount}; "
+        "give the direction with scroll_direction (up, down, left, right)."
+    )
+
+
 def test_end_functions_and_mcp_calls_pass_through():
     end = parse("anthropic-cu", "terminate", {"status": "success"})
     assert end.call == Call("computer_use", {"action": "terminate", "status": "success"})

@@ -113,3 +113,54 @@ def test_ui_tars_prompts_state_their_spaces_and_point_spelling():
     assert "1932x1092" in v15 and "<|box_start|>(x1,y1)<|box_end|>" in v15
     v2 = get_adapter("ui-tars-2").system_prompt([], SCREEN, PromptConfig())
     assert "1000x1000" in v2 and "point='<point>x1 y1</point>'" not in v2 and "<point>x1 y1</point>" in v2
+
+
+# Text as UI-TARS writes it in type()/finished(): its own parser escapes the quotes the
+# model left unescaped and types the text between content=' and the final ').
+@pytest.mark.parametrize("adapter", ["ui-tars-1.5", "ui-tars-2"])
+@pytest.mark.parametrize(
+    ("action", "expected", "repairs"),
+    [
+        ("type(content='It's done')", {"action": "type", "text": "It's done"}, ("unescaped_quotes",)),
+        (
+            "type(content='He said \"it's ok\"')",
+            {"action": "type", "text": 'He said "it\'s ok"'},
+            ("unescaped_quotes",),
+        ),
+        (  # an escape the model did write keeps its meaning: \n is a newline, typed as Enter
+            "type(content='Don't stop\\n')",
+            {"action": "type", "text": "Don't stop\n"},
+            ("unescaped_quotes",),
+        ),
+        (  # the two characters \n at the end: UI-TARS's executor presses Enter after the text
+            "type(content='Bob\\'s total\\\\n')",
+            {"action": "type", "text": "Bob's total\n"},
+            ("literal_newline",),
+        ),
+        (  # a line break inside the quotes: UI-TARS's parser escapes it before reading
+            "type(content='line 1\nline 2')",
+            {"action": "type", "text": "line 1\nline 2"},
+            ("unescaped_quotes",),
+        ),
+        ("finished(content='It's 42')", {"action": "answer", "text": "It's 42"}, ("unescaped_quotes",)),
+        ("type(content='plain')", {"action": "type", "text": "plain"}, ()),
+    ],
+)
+def test_ui_tars_text_with_its_own_quotes_is_typed_as_written(adapter, action, expected, repairs):
+    parsed = get_adapter(adapter).parse(f"Thought: Type the note.\nAction: {action}", [], SCREEN)
+    assert isinstance(parsed, ParsedAction), parsed
+    assert parsed.call.arguments == expected
+    assert parsed.repairs == repairs and parsed.think == "Type the note."
+
+
+@pytest.mark.parametrize(
+    ("action", "code"),
+    [
+        # two actions after the first text's quote: never merged into one text
+        ("type(content='It's')\nclick(start_box='(1,2)')", ParseErrorCode.INVALID_SYNTAX),
+        ("type(content='It's done'", ParseErrorCode.INVALID_SYNTAX),  # unclosed call
+        ("type(content='It's', extra='x')", ParseErrorCode.INVALID_SYNTAX),  # not the one-argument form
+    ],
+)
+def test_ui_tars_quote_repair_stays_inside_one_text(action, code):
+    assert _error("ui-tars-1.5", f"Action: {action}").code == code

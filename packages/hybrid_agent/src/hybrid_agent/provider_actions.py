@@ -14,6 +14,13 @@ so the stack's one validator (:func:`hybrid_agent.parse.parse_response`, reading
 env's table) reports it as ``unknown_gui_action`` or ``invalid_arguments`` and the
 model is told, with nothing sent to the desktop.
 
+One input is refused rather than rewritten: a ``scroll`` whose ``scroll_amount`` is
+negative. The tool's schema counts notches from 0 and takes the direction from
+``scroll_direction``, so the sign has no meaning the rewrite may assume (turning it into
+the opposite direction would execute a scroll the model never asked for);
+:func:`anthropic_refusal` says why, and the rewrite leaves the provider's arguments for
+the parser to refuse.
+
 Two rewrites are not one-to-one, and say so here: ``screenshot`` becomes ``wait`` with
 ``time`` 0 (one step whose observation is the fresh frame), and an OpenAI ``drag``
 path keeps its first and last points (the env drags in a straight line).
@@ -84,13 +91,35 @@ def _keys(combo: Any) -> Any:
     return combo.split("+")
 
 
+def _notches(value: Any) -> bool:
+    """A wheel-notch count as Anthropic's schema allows it: an integer >= 0."""
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def anthropic_refusal(tool_input: Mapping[str, Any]) -> str | None:
+    """Why an Anthropic ``computer`` input breaks its schema where a rewrite would guess (else ``None``).
+
+    The message is written for the model: a negative ``scroll_amount`` (the schema says
+    >= 0; the direction is ``scroll_direction``'s).
+    """
+    amount = tool_input.get("scroll_amount")
+    if tool_input.get("action") == "scroll" and isinstance(amount, int | float) and amount < 0:
+        return (
+            f"scroll_amount is a number of wheel notches >= 0, got {amount}; "
+            "give the direction with scroll_direction (up, down, left, right)."
+        )
+    return None
+
+
 def from_anthropic(tool_input: Mapping[str, Any]) -> dict[str, Any]:
     """One Anthropic ``computer`` tool input -> ``computer_use`` arguments (same pixel space).
 
     ``key`` ``text`` "ctrl+s" becomes ``keys`` ``["ctrl", "s"]``; a click's modifier ``text``
     becomes ``left_click``'s ``keys``; ``scroll`` ``scroll_direction``/``scroll_amount``
-    (wheel notches) becomes ``scroll``/``hscroll`` ``pixels``; ``wait`` ``duration`` becomes
-    ``time``; ``screenshot`` becomes ``wait`` 0.
+    (wheel notches, >= 0) becomes ``scroll``/``hscroll`` ``pixels``; ``wait`` ``duration``
+    becomes ``time``; ``screenshot`` becomes ``wait`` 0. A scroll it cannot rewrite (a
+    negative or non-integer amount, an unknown direction) keeps the provider's arguments,
+    so the parser refuses it (:func:`anthropic_refusal` gives the precise reason).
     """
     args = dict(tool_input)
     action = args.pop("action", None)
@@ -107,7 +136,7 @@ def from_anthropic(tool_input: Mapping[str, Any]) -> dict[str, Any]:
     elif action == "scroll" and {"scroll_direction", "scroll_amount"} <= args.keys():
         direction, amount = args.pop("scroll_direction"), args.pop("scroll_amount")
         sign = {"up": 1, "down": -1, "right": 1, "left": -1}.get(direction)
-        if sign is None or not isinstance(amount, int) or isinstance(amount, bool):
+        if sign is None or not _notches(amount):
             args.update(scroll_direction=direction, scroll_amount=amount)  # the parser names them
         else:
             action = "hscroll" if direction in ("left", "right") else "scroll"

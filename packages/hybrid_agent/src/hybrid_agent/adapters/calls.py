@@ -4,7 +4,10 @@ Several families write their action as a Python-like call (UI-TARS ``click(start
 CogAgent ``CLICK(box=[[1,2,3,4]])``, OpenCUA ``pyautogui.click(x=1, y=2)``). Such text is
 read with :mod:`ast` and only literal arguments are accepted (:func:`ast.literal_eval`):
 nothing the model writes is ever executed, and a name, an expression or a statement
-that is not a literal call is an ``invalid_syntax`` error value.
+that is not a literal call is an ``invalid_syntax`` error value. A family whose calls
+nest calls as data (CogAgent's ``GESTURE(actions=[KEY_DOWN(key='Lcontrol'), ...])``)
+asks for nested calls explicitly; they come back as :class:`CodeCall` values, still
+never evaluated.
 """
 
 from __future__ import annotations
@@ -53,23 +56,49 @@ def _dotted(node: ast.expr) -> str | None:
     return None
 
 
-def _code_call(node: ast.expr, source: str) -> CodeCall | ParseError:
+class _NotLiteral(Exception):
+    """An argument that is neither a literal nor (where allowed) a literal call."""
+
+
+def _value(node: ast.expr, nested: bool, in_list: bool = False) -> Any:
+    # A literal, or with ``nested`` a list whose items may be calls with literal arguments (CodeCalls).
+    if nested and in_list and isinstance(node, ast.Call):
+        call = _code_call(node, "", nested)
+        if isinstance(call, ParseError):
+            raise _NotLiteral
+        return call
+    if nested and isinstance(node, ast.List | ast.Tuple):
+        items = [_value(item, nested, in_list=True) for item in node.elts]
+        return items if isinstance(node, ast.List) else tuple(items)
+    try:
+        return ast.literal_eval(node)
+    except (ValueError, SyntaxError, TypeError) as exc:
+        raise _NotLiteral from exc
+
+
+def _code_call(node: ast.expr, source: str, nested: bool = False) -> CodeCall | ParseError:
     if not isinstance(node, ast.Call) or _dotted(node.func) is None:
         return ParseError(
             ParseErrorCode.INVALID_SYNTAX, f"Expected one call such as click(...), got {source!r}."
         )
     try:
-        args = tuple(ast.literal_eval(arg) for arg in node.args)
-        kwargs = {kw.arg: ast.literal_eval(kw.value) for kw in node.keywords if kw.arg is not None}
-    except (ValueError, SyntaxError, TypeError):
+        args = tuple(_value(arg, nested) for arg in node.args)
+        kwargs = {kw.arg: _value(kw.value, nested) for kw in node.keywords if kw.arg is not None}
+    except _NotLiteral:
         return ParseError(ParseErrorCode.INVALID_SYNTAX, f"The arguments of {source!r} must be literals.")
     if len(kwargs) != len(node.keywords):
         return ParseError(ParseErrorCode.INVALID_SYNTAX, f"{source!r} unpacks arguments (**); name each one.")
     return CodeCall(str(_dotted(node.func)), args, kwargs)
 
 
-def parse_code_calls(source: str) -> list[CodeCall] | ParseError:
+def parse_code_calls(source: str, nested: bool = False) -> list[CodeCall] | ParseError:
     """Reads statements that are each one call with literal arguments (``a(1); b(x='y')``).
+
+    Args:
+        source: The code as the model wrote it.
+        nested: Also accept calls with literal arguments as items of a list argument
+            (returned as :class:`CodeCall`), for families that write a list of actions
+            inside an action.
 
     Returns:
         The calls in order, or ``invalid_syntax`` for anything else (assignments, loops,
@@ -86,22 +115,73 @@ def parse_code_calls(source: str) -> list[CodeCall] | ParseError:
             return ParseError(
                 ParseErrorCode.INVALID_SYNTAX, f"Only calls are accepted, got a {kind} statement."
             )
-        call = _code_call(statement.value, ast.get_source_segment(source.strip(), statement) or "")
+        segment = ast.get_source_segment(source.strip(), statement) or ""
+        call = _code_call(statement.value, segment, nested)
         if isinstance(call, ParseError):
             return call
         calls.append(call)
     return calls
 
 
-def parse_code_call(source: str) -> CodeCall | ParseError:
-    """Reads exactly one call; none or several is an error value."""
-    calls = parse_code_calls(source)
+def parse_code_call(source: str, nested: bool = False) -> CodeCall | ParseError:
+    """Reads exactly one call (see :func:`parse_code_calls`); none or several is an error value."""
+    calls = parse_code_calls(source, nested)
     if isinstance(calls, ParseError):
         return calls
     if len(calls) != 1:
         code = ParseErrorCode.NO_TOOL_CALL if not calls else ParseErrorCode.MULTIPLE_TOOL_CALLS
         return ParseError(code, f"Give exactly one action per step, got {len(calls)}.")
     return calls[0]
+
+
+_CONTENT_CALL = re.compile(r"^([A-Za-z_]\w*)\(\s*content\s*=\s*(['\"])(.*)\2\s*\)$", re.DOTALL)
+
+
+def content_call(source: str) -> CodeCall | None:
+    r"""A one-argument ``verb(content='...')`` call whose text breaks its own quotes, read as meant.
+
+    ``type(content='It's done')`` is not Python: the apostrophe ends the string. The
+    families that write text this way (UI-TARS, GLM-4.5V) mean everything between
+    ``content='`` and the final ``')``, which is what UI-TARS's own action parser types
+    (it escapes the unescaped quotes, and a line break inside the text, then reads the
+    literal). The same is done here, for a source that is exactly one such call; escapes
+    the model did write (``\n``, ``\'``) keep their meaning.
+
+    Returns:
+        The call with its ``content``, or ``None`` when the source is not one such call
+        (a second call or a second argument after the text stays unread, so nothing is
+        merged into the text).
+    """
+    found = _CONTENT_CALL.match(source.strip())
+    if found is None:
+        return None
+    name, quote, body = found.groups()
+    if re.search(rf"{quote}\s*\)\s*\n", body):  # "...')\nnext(...": two calls, not one text
+        return None
+    if re.search(rf"{quote}\s*,\s*\w+\s*=", body):  # "...', other=...": more arguments, not one text
+        return None
+    escaped = re.sub(rf"(?<!\\){quote}", lambda _: "\\" + quote, body)
+    escaped = escaped.replace("\r", "\\r").replace("\n", "\\n")
+    try:
+        text = ast.literal_eval(quote + escaped + quote)
+    except (ValueError, SyntaxError):
+        return None
+    return CodeCall(name, (), {"content": text})
+
+
+def parse_text_call(source: str, repairs: list[str]) -> CodeCall | ParseError:
+    """Exactly one call, a ``verb(content='...')`` that breaks its quotes read by :func:`content_call`.
+
+    The repair is noted in ``repairs`` as ``unescaped_quotes``; any other unreadable
+    source keeps :func:`parse_code_call`'s error.
+    """
+    call = parse_code_call(source)
+    if isinstance(call, ParseError) and call.code == ParseErrorCode.INVALID_SYNTAX:
+        repaired = content_call(source)
+        if repaired is not None:
+            repairs.append("unescaped_quotes")
+            return repaired
+    return call
 
 
 def numbers(value: Any) -> list[float] | None:

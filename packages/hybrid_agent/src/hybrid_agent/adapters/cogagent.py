@@ -10,9 +10,20 @@ grid, read as their centres):
                                             one call per step, so the box is not clicked)
 ``SCROLL_UP/DOWN/LEFT/RIGHT(step_count=n)`` ``scroll`` / ``hscroll`` by n notches (default 5)
 ``KEY_PRESS(key='Ctrl+S')``                 ``key``
+``GESTURE(actions=[KEY_DOWN(key=m), ...,   one ``key`` combination ``[m, ..., k]``
+KEY_PRESS(key=k), KEY_UP(key=m), ...])``
 ``WAIT()``                                  ``wait`` 5 s
 ``END()``                                   ``terminate(success)``
 ==========================================  ======================================
+
+Key names are CogAgent's (its action-space document lists the Windows and macOS
+names): ``Lcontrol``/``Rcontrol``, ``Lmenu``/``Rmenu`` (Alt), ``Lshift``/``Rshift``,
+``Control``, ``Command``, ``Up Arrow`` ... become the env's ``ctrl``, ``alt``, ``shift``,
+``cmd``, ``up`` ...; a combination is a ``GESTURE`` (its documented Ctrl+F is
+``GESTURE(actions=[KEY_DOWN(key='Lcontrol'), KEY_PRESS(key='F'), KEY_UP(key='Lcontrol')])``).
+A gesture is one env action only when it is one chord: the held keys go down, one key
+is pressed, and exactly the held keys come up; any other sequence (two presses, a key
+left down, a release of a key never pressed) is ``invalid_arguments``.
 
 Operations with no desktop counterpart here (``LAUNCH``, ``QUOTE_TEXT``, ``LLM``) are
 ``unknown_gui_action``. A trailing sensitivity tag (``<<...>>``) is ignored. The family
@@ -55,6 +66,77 @@ _SCROLLS = {"SCROLL_UP": ("scroll", 1), "SCROLL_DOWN": ("scroll", -1), "SCROLL_R
 _SCROLLS["SCROLL_LEFT"] = ("hscroll", -1)
 
 
+# CogAgent's documented key names (Windows and macOS columns) that the env spells otherwise.
+_KEY_NAMES = {
+    "lcontrol": "ctrl", "rcontrol": "rctrl", "control": "ctrl", "right control": "rctrl",
+    "lmenu": "alt", "rmenu": "ralt", "lshift": "shift", "rshift": "rshift", "right shift": "rshift",
+    "command": "cmd", "right command": "cmd",
+    "up arrow": "up", "down arrow": "down", "left arrow": "left", "right arrow": "right",
+}  # fmt: skip
+_GESTURE_STEPS = ("KEY_DOWN", "KEY_PRESS", "KEY_UP")
+
+
+def _key_name(value: Any) -> str | None:
+    """One CogAgent key name in the env's spelling (``None`` when it is not a name)."""
+    if not isinstance(value, str) or not value.strip():
+        return None
+    name = value.strip()
+    return _KEY_NAMES.get(name.lower(), name)
+
+
+def _key_press(value: Any) -> dict[str, Any] | ParseError:
+    # A whole documented name ("Right Control") first; else a combination written "Ctrl+S".
+    name = _key_name(value)
+    if name is not None and name != str(value).strip():
+        return {"action": "key", "keys": [name]}
+    keys = split_keys(value)
+    if isinstance(keys, ParseError):
+        return keys
+    return {"action": "key", "keys": [_KEY_NAMES.get(k.lower(), k) for k in keys]}
+
+
+def _gesture(call: CodeCall) -> dict[str, Any] | ParseError:
+    """``GESTURE(actions=[KEY_DOWN.., KEY_PRESS, KEY_UP..])`` as one ``key`` chord."""
+    steps = call.kwargs.get("actions")
+    if not isinstance(steps, list) or not steps:
+        return ParseError(
+            ParseErrorCode.MISSING_ARGUMENTS,
+            "GESTURE needs actions=[KEY_DOWN(key=...), KEY_PRESS(key=...), KEY_UP(key=...)].",
+        )
+    held: list[str] = []
+    pressed: list[str] = []
+    released: list[str] = []
+    for step in steps:
+        name = _key_name(step.kwargs.get("key")) if isinstance(step, CodeCall) else None
+        if not isinstance(step, CodeCall) or step.name not in _GESTURE_STEPS or name is None:
+            shown = f"{step.name}(...)" if isinstance(step, CodeCall) else repr(step)
+            return ParseError(
+                ParseErrorCode.INVALID_ARGUMENTS,
+                f"Each GESTURE action is KEY_DOWN, KEY_PRESS or KEY_UP with a key='...', got {shown}.",
+            )
+        if step.name == "KEY_DOWN" and not pressed and not released:
+            held.append(name)
+        elif step.name == "KEY_PRESS" and not pressed and not released:
+            pressed.append(name)
+        elif step.name == "KEY_UP" and pressed:
+            released.append(name)
+        else:
+            return _not_a_chord()
+    if not pressed or sorted(released) != sorted(held):
+        return _not_a_chord()
+    keys = split_keys([*held, *pressed])  # the env's spelling, as KEY_PRESS's keys
+    return keys if isinstance(keys, ParseError) else {"action": "key", "keys": keys}
+
+
+def _not_a_chord() -> ParseError:
+    return ParseError(
+        ParseErrorCode.INVALID_ARGUMENTS,
+        "A GESTURE here is one key combination: KEY_DOWN each held key, one KEY_PRESS, then KEY_UP "
+        "each held key, e.g. GESTURE(actions=[KEY_DOWN(key='Lcontrol'), KEY_PRESS(key='C'), "
+        "KEY_UP(key='Lcontrol')]).",
+    )
+
+
 def _box(call: CodeCall) -> list[float] | ParseError:
     if "box" not in call.kwargs:
         return ParseError(ParseErrorCode.MISSING_ARGUMENTS, f"{call.name} needs box=[[x1,y1,x2,y2]].")
@@ -89,13 +171,14 @@ def to_arguments(call: CodeCall, repairs: list[str]) -> dict[str, Any] | ParseEr
             arguments["coordinate"] = point
         return arguments
     if name == "KEY_PRESS":
-        keys = split_keys(call.kwargs.get("key", ""))
-        return keys if isinstance(keys, ParseError) else {"action": "key", "keys": keys}
+        return _key_press(call.kwargs.get("key", ""))
+    if name == "GESTURE":
+        return _gesture(call)
     if name == "WAIT":
         return {"action": "wait", "time": WAIT_S}
     if name == "END":
         return {"action": "terminate", "status": "success"}
-    known = [*_POINTED, "TYPE", *_SCROLLS, "KEY_PRESS", "WAIT", "END"]
+    known = [*_POINTED, "TYPE", *_SCROLLS, "KEY_PRESS", "GESTURE", "WAIT", "END"]
     return ParseError(
         ParseErrorCode.UNKNOWN_GUI_ACTION, f"No operation {name!r} here. Valid: {', '.join(known)}."
     )
@@ -119,7 +202,9 @@ class CogAgentAdapter(ModelAdapter):
             "Operations: CLICK(box=..., element_type='...', element_info='...'), DOUBLE_CLICK(box=...), "
             "RIGHT_CLICK(box=...), HOVER(box=...), TYPE(box=..., text='...'), "
             "SCROLL_DOWN(box=..., step_count=n), SCROLL_UP(...), SCROLL_LEFT(...), SCROLL_RIGHT(...), "
-            "KEY_PRESS(key='Enter'), WAIT(), END()."
+            "KEY_PRESS(key='Return'), "
+            "GESTURE(actions=[KEY_DOWN(key='Lcontrol'), KEY_PRESS(key='C'), KEY_UP(key='Lcontrol')]), "
+            "WAIT(), END()."
         )
 
     def parse_text(self, text: str, tools: Sequence[ToolSpec]) -> ParseResult:
@@ -130,7 +215,7 @@ class CogAgentAdapter(ModelAdapter):
             return ParseError(
                 ParseErrorCode.NO_TOOL_CALL, "Give one line 'Grounded Operation: OP(...)'.", think
             )
-        call = parse_code_call(_SENSITIVITY.sub("", found.group(1)))
+        call = parse_code_call(_SENSITIVITY.sub("", found.group(1)), nested=True)
         if isinstance(call, ParseError):
             return with_think(call, think)
         repairs: list[str] = []

@@ -11,9 +11,13 @@ pyautogui again). Supported statements:
 ``pyautogui.click(x, y[, clicks=n, button=b])``  ``left_click`` / ``double_click`` /
                                                 ``triple_click`` / ``right_click`` / ``middle_click``
 ``pyautogui.doubleClick`` / ``rightClick`` /     the click of that name
-``middleClick`` / ``tripleClick`` (also ``computer.tripleClick``)
+``middleClick`` / ``tripleClick``
+``computer.triple_click(x=, y=)``               ``triple_click`` (the function OpenCUA's prompt
+                                                advertises; ``computer.tripleClick`` too)
 ``pyautogui.moveTo(x, y)``                       ``mouse_move``
 ``pyautogui.dragTo(x, y)``                       ``left_click_drag`` from the pointer
+``pyautogui.moveTo(x1, y1)`` then                one ``left_click_drag`` from (x1, y1)
+``pyautogui.dragTo(x2, y2)`` (one block)         to (x2, y2): the usual drag
 ``pyautogui.scroll(n[, x, y])`` / ``hscroll``    ``scroll`` / ``hscroll``, n notches
 ``pyautogui.write`` / ``typewrite(message)``     ``type``
 ``pyautogui.press(key or [keys])`` / ``hotkey``  ``key``
@@ -22,8 +26,8 @@ pyautogui again). Supported statements:
 ==============================================  =====================================
 
 OpenCUA-7B/32B answer in pixels of the image Qwen2.5-VL's ``smart_resize`` makes
-(factor 28, 3,136..12,845,056 pixels). More than one statement is
-``multiple_tool_calls``: the env takes one action per step.
+(factor 28, 3,136..12,845,056 pixels). The env takes one action per step, so a block
+of more than one statement is ``multiple_tool_calls``, except the drag pair above.
 """
 
 from __future__ import annotations
@@ -37,7 +41,7 @@ from hybrid_agent.adapters.calls import (
     NOTCH_PIXELS,
     CodeCall,
     gui_action,
-    parse_code_call,
+    parse_code_calls,
     point_of,
     split_keys,
     with_think,
@@ -56,6 +60,7 @@ _CLICK_NAMES = {
     "leftClick": "left_click",
     "doubleClick": "double_click",
     "tripleClick": "triple_click",
+    "triple_click": "triple_click",
     "rightClick": "right_click",
     "middleClick": "middle_click",
 }
@@ -155,6 +160,27 @@ def to_arguments(call: CodeCall) -> dict[str, Any] | ParseError:
     return ParseError(ParseErrorCode.UNKNOWN_GUI_ACTION, f"{call.name} has no desktop action here.")
 
 
+def _block_arguments(calls: Sequence[CodeCall]) -> dict[str, Any] | ParseError:
+    """One block's ``computer_use`` arguments: one statement, or ``moveTo`` + ``dragTo`` as one drag."""
+    shorts = [call.name.rpartition(".")[2] for call in calls]
+    if shorts == ["moveTo", "dragTo"]:
+        start = to_arguments(calls[0])
+        if isinstance(start, ParseError):
+            return start
+        end = to_arguments(calls[1])
+        if isinstance(end, ParseError):
+            return end
+        return {**end, "start_coordinate": start["coordinate"]}
+    if len(calls) != 1:
+        code = ParseErrorCode.NO_TOOL_CALL if not calls else ParseErrorCode.MULTIPLE_TOOL_CALLS
+        return ParseError(
+            code,
+            f"Give exactly one action per step, got {len(calls)} statements "
+            "(a drag may be pyautogui.moveTo then pyautogui.dragTo).",
+        )
+    return to_arguments(calls[0])
+
+
 @register_adapter("opencua")
 class OpenCUAAdapter(ModelAdapter):
     """OpenCUA-7B/32B: one pyautogui statement, pixels of the Qwen2.5-VL-resized screenshot."""
@@ -177,14 +203,15 @@ class OpenCUAAdapter(ModelAdapter):
             "## Code:\n```python\n<one pyautogui statement>\n```\n\n"
             f"Coordinates are pixels of the {width}x{height} screenshot. "
             "Statements: pyautogui.click(x=, y=), pyautogui.doubleClick, pyautogui.rightClick, "
-            "pyautogui.moveTo, pyautogui.dragTo, pyautogui.scroll(clicks), pyautogui.hscroll(clicks), "
+            "pyautogui.moveTo, pyautogui.dragTo (a drag: moveTo then dragTo), "
+            "pyautogui.scroll(clicks), pyautogui.hscroll(clicks), "
             "pyautogui.write(message=), pyautogui.press(key), pyautogui.hotkey(key, key), "
-            "computer.tripleClick(x=, y=), computer.wait(), "
+            "computer.triple_click(x=, y=), computer.wait(), "
             "computer.terminate(status='success' or 'failure', answer=)."
         )
 
     def parse_text(self, text: str, tools: Sequence[ToolSpec]) -> ParseResult:
-        """Reads the last python block's one statement; ``## Thought`` is the reasoning."""
+        """Reads the last python block's statement (or drag pair); ``## Thought`` is the reasoning."""
         think, rest = split_think(text)
         sections = {name: body.strip() for name, body in _SECTION.findall(rest)}
         think = sections.get("Thought") or think
@@ -193,10 +220,10 @@ class OpenCUAAdapter(ModelAdapter):
             return ParseError(
                 ParseErrorCode.NO_TOOL_CALL, "End with ## Code: and one ```python``` block.", think
             )
-        call = parse_code_call(blocks[-1])
-        if isinstance(call, ParseError):
-            return with_think(call, think)
-        arguments = to_arguments(call)
+        calls = parse_code_calls(blocks[-1])
+        if isinstance(calls, ParseError):
+            return with_think(calls, think)
+        arguments = _block_arguments(calls)
         if isinstance(arguments, ParseError):
             return with_think(arguments, think)
         action_line = sections.get("Action", "").splitlines()[0] if sections.get("Action") else None

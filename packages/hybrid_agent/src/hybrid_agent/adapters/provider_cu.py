@@ -17,7 +17,10 @@ Either tool's input is rewritten into the env's ``computer_use`` call by
 :mod:`hybrid_agent.provider_actions` (the same rewrite the ``anthropic:`` and
 ``openai-cua:`` policies use) and then read by the stack's one parser, so an action the
 env lacks is ``unknown_gui_action``, a malformed one ``invalid_arguments`` or
-``missing_arguments``, and a point outside the display ``out_of_space``. The tasks end
+``missing_arguments``, and a point outside the display ``out_of_space``. An input the
+provider's own schema forbids where a rewrite would have to guess its meaning (Anthropic:
+a negative ``scroll_amount``) is ``invalid_arguments`` with the schema's rule
+(:meth:`ProviderComputerAdapter.refusal`), never executed. The tasks end
 with the ``terminate``/``answer`` functions listed beside ``computer``. Past turns are
 shown as the model wrote them (its own vocabulary and display coordinates).
 
@@ -35,10 +38,10 @@ from PIL import Image
 
 from hybrid_agent.adapters.base import AdapterOptions, ModelAdapter, register_adapter
 from hybrid_agent.coords import CoordinateConfig, CoordinatePolicy, Size
-from hybrid_agent.parse import ParseResult, parse_response
+from hybrid_agent.parse import ParseError, ParseErrorCode, ParseResult, parse_response, split_think
 from hybrid_agent.policies.calls import decode_arguments, map_calls
 from hybrid_agent.prompt import END_FUNCTIONS_RULE, PromptConfig, end_functions, system_prompt
-from hybrid_agent.provider_actions import from_anthropic, from_openai, scaled_display
+from hybrid_agent.provider_actions import anthropic_refusal, from_anthropic, from_openai, scaled_display
 from hybrid_agent.toolset import ToolSpec
 from hybrid_agent.trajectory import GUI_TOOL_NAME
 
@@ -82,6 +85,10 @@ class ProviderComputerAdapter(ModelAdapter):
     def rewrite(self, tool_input: Mapping[str, Any]) -> dict[str, Any]:
         """One ``computer`` input -> ``computer_use`` arguments (:mod:`hybrid_agent.provider_actions`)."""
 
+    def refusal(self, tool_input: Mapping[str, Any]) -> str | None:
+        """Why the provider's schema forbids ``tool_input`` (``None``: the rewrite may read it)."""
+        return None
+
     def functions(self, tools: Sequence[ToolSpec], screen: Size) -> list[dict[str, Any]]:
         """``computer``, then ``terminate`` and ``answer``, then the MCP tools shown."""
         return [
@@ -99,14 +106,26 @@ class ProviderComputerAdapter(ModelAdapter):
         )
 
     def parse_text(self, text: str, tools: Sequence[ToolSpec]) -> ParseResult:
-        """``computer`` and end-function calls rewritten into ``computer_use``, then the stack's parser."""
-        return parse_response(map_calls(text, self._to_env), tools, thinking=self.thinking)
+        """``computer`` and end-function calls rewritten into ``computer_use``, then the stack's parser.
 
-    def _to_env(self, call: dict[str, Any]) -> dict[str, Any] | None:
+        A ``computer`` input the provider's schema forbids (:meth:`refusal`) is an
+        ``invalid_arguments`` error carrying the schema's rule.
+        """
+        refused: list[str] = []
+        rewritten = map_calls(text, lambda call: self._to_env(call, refused))
+        if refused:
+            return ParseError(ParseErrorCode.INVALID_ARGUMENTS, refused[0], split_think(text)[0])
+        return parse_response(rewritten, tools, thinking=self.thinking)
+
+    def _to_env(self, call: dict[str, Any], refused: list[str]) -> dict[str, Any] | None:
         name = call.get("name")
         arguments = decode_arguments(call.get("arguments", call.get("input", {})))
         if name not in (COMPUTER, *_END_ACTIONS) or not isinstance(arguments, dict):
             return None  # MCP calls and malformed shapes: the parser reads them as they are
+        reason = self.refusal(arguments) if name == COMPUTER else None
+        if reason is not None:
+            refused.append(reason)
+            return None
         action = self.rewrite(arguments) if name == COMPUTER else {"action": name, **arguments}
         return {"name": GUI_TOOL_NAME, "arguments": action}
 
@@ -129,6 +148,10 @@ class AnthropicComputerAdapter(ProviderComputerAdapter):
     def rewrite(self, tool_input: Mapping[str, Any]) -> dict[str, Any]:
         """:func:`~hybrid_agent.provider_actions.from_anthropic`."""
         return from_anthropic(tool_input)
+
+    def refusal(self, tool_input: Mapping[str, Any]) -> str | None:
+        """:func:`~hybrid_agent.provider_actions.anthropic_refusal` (a negative ``scroll_amount``)."""
+        return anthropic_refusal(tool_input)
 
     def computer_function(self, display: Size) -> dict[str, Any]:
         """The tool's documented actions the env can carry out, on a ``display``-sized screen."""

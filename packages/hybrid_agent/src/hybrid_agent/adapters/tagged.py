@@ -13,7 +13,10 @@ and write one call per reply; only the spelling of the arguments differs:
       </tool_call>
 
   GLM-4.5V grounds with boxes between ``<|begin_of_box|>`` and ``<|end_of_box|>``; a box
-  given as a point argument is read as its centre (repair ``box_centre``).
+  given as a point argument is read as its centre (repair ``box_centre``). A GLM-4.5V
+  reply without ``<tool_call>`` is read in its GUI-agent format instead
+  (``<|begin_of_box|>left_click(start_box='[503,271]')<|end_of_box|>`` and the rest of
+  its PC action space, :mod:`hybrid_agent.adapters.glm_gui`), on the same grid.
 * Qwen3-Coder::
 
       <tool_call>
@@ -43,6 +46,7 @@ from typing import Any
 
 from hybrid_agent.adapters.base import ModelAdapter, register_adapter
 from hybrid_agent.adapters.calls import point_of, typed_value
+from hybrid_agent.adapters.glm_gui import parse_gui_reply
 from hybrid_agent.coords import POINT_ARGUMENTS, CoordinateConfig, CoordinatePolicy, Size
 from hybrid_agent.parse import ParseError, ParseErrorCode, ParseResult, call_from_object, split_think
 from hybrid_agent.prompt import PromptConfig, system_prompt
@@ -125,7 +129,7 @@ _GLM_PAIR = re.compile(r"<arg_key>(.*?)</arg_key>\s*<arg_value>(.*?)</arg_value>
 
 @register_adapter("glm-4.5v")
 class GLM45VAdapter(TaggedAdapter):
-    """GLM-4.5V: ``<tool_call>name<arg_key>k</arg_key><arg_value>v</arg_value></tool_call>``."""
+    """GLM-4.5V: ``<tool_call>name<arg_key>k</arg_key>...`` or its GUI-agent ``left_click(start_box=...)``."""
 
     family = "GLM-4.5V"
     call_format = (
@@ -133,6 +137,13 @@ class GLM45VAdapter(TaggedAdapter):
         "<tool_call><function-name>\n<arg_key><argument-name></arg_key>\n<arg_value><value></arg_value>\n"
         "</tool_call>"
     )
+
+    def parse_text(self, text: str, tools: Sequence[ToolSpec]) -> ParseResult:
+        """A ``<tool_call>`` in tags, else GLM-4.5V's own GUI-agent action (``glm_gui``)."""
+        think, rest = split_think(text)
+        if _OPEN in rest:
+            return super().parse_text(text, tools)
+        return parse_gui_reply(rest, think)
 
     def split(self, body: str) -> tuple[str, list[tuple[str, str]]] | ParseError:
         """The name before the first ``<arg_key>``, then the key/value pairs; stray text is an error."""

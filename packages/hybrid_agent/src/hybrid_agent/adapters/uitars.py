@@ -1,4 +1,4 @@
-"""UI-TARS: ``Thought: ...`` then ``Action: verb(arg='...')``, one action per reply.
+r"""UI-TARS: ``Thought: ...`` then ``Action: verb(arg='...')``, one action per reply.
 
 Points are written three ways, all read: ``start_box='(x,y)'`` (UI-TARS-1.5),
 ``start_box='<|box_start|>(x,y)<|box_end|>'`` (the same with its box tokens) and
@@ -13,12 +13,18 @@ read as its centre. Verbs and what they become (``computer_use`` actions):
 ``hover`` / ``move_to``                ``mouse_move``
 ``drag`` / ``select``                  ``left_click_drag`` (start -> end)
 ``hotkey(key='ctrl c')`` / ``press``   ``key`` with the keys split on spaces
-``type(content='...')``                ``type`` (a final newline submits)
+``type(content='...')``                ``type`` (a final newline submits; repairs below)
 ``scroll(direction=...)``              ``scroll`` / ``hscroll``, 5 notches
 ``wait()``                             ``wait`` 5 s (the prompt's "sleep for 5s")
 ``finished(content='')``               ``terminate(success)``; with content: ``answer``
 ``call_user()``                        ``terminate(failure)`` (the task needs a human)
 =====================================  =========================================
+
+Text is read as UI-TARS's own parser reads it: ``type(content='It's done')`` types
+``It's done`` (the quotes the model left unescaped are escaped, repair
+``unescaped_quotes``; the same for ``finished(content=...)``), and a content ending in
+the two characters ``\n`` ends with a newline, which the env types as Enter (UI-TARS's
+executor presses Enter after such text; repair ``literal_newline``).
 
 UI-TARS-1.5 answers in pixels of its smart-resized screenshot (factor 28, 78,400 to
 12,845,056 pixels, its README's coordinate guide); UI-TARS-2 on the relative
@@ -36,7 +42,7 @@ from hybrid_agent.adapters.calls import (
     NOTCH_PIXELS,
     CodeCall,
     gui_action,
-    parse_code_call,
+    parse_text_call,
     point_of,
     split_keys,
     with_think,
@@ -95,8 +101,16 @@ def _scroll(call: CodeCall) -> dict[str, Any] | ParseError:
     return arguments
 
 
-def to_arguments(call: CodeCall) -> dict[str, Any] | ParseError:
-    """The ``computer_use`` arguments of one UI-TARS action (model space)."""
+def _typed_text(content: str, repairs: list[str]) -> str:
+    # UI-TARS's convention: text ending in "\n" is submitted, also when written as the two characters.
+    if content.endswith("\\n"):
+        repairs.append("literal_newline")
+        return content[:-2] + "\n"
+    return content
+
+
+def to_arguments(call: CodeCall, repairs: list[str]) -> dict[str, Any] | ParseError:
+    """The ``computer_use`` arguments of one UI-TARS action (model space); repairs go to ``repairs``."""
     name = call.name
     if name in _CLICKS:
         point = _point(call, _START_KEYS)
@@ -116,7 +130,7 @@ def to_arguments(call: CodeCall) -> dict[str, Any] | ParseError:
         content = call.kwargs.get("content", call.args[0] if call.args else None)
         if not isinstance(content, str):
             return ParseError(ParseErrorCode.MISSING_ARGUMENTS, "type needs content='...'.")
-        return {"action": "type", "text": content}
+        return {"action": "type", "text": _typed_text(content, repairs)}
     if name == "scroll":
         return _scroll(call)
     if name == "wait":
@@ -179,13 +193,14 @@ class UITarsAdapter(ModelAdapter):
         if found is None:
             return ParseError(ParseErrorCode.NO_TOOL_CALL, "End with one line 'Action: verb(...)'.", think)
         source = rest[found.end() :].strip()
-        call = parse_code_call(source)
+        repairs: list[str] = []
+        call = parse_text_call(source, repairs)
         if isinstance(call, ParseError):
             return with_think(call, think)
-        arguments = to_arguments(call)
+        arguments = to_arguments(call, repairs)
         if isinstance(arguments, ParseError):
             return with_think(arguments, think)
-        return gui_action(arguments, think, source.splitlines()[0] if source else None)
+        return gui_action(arguments, think, source.splitlines()[0] if source else None, repairs)
 
 
 @register_adapter("ui-tars-2")
