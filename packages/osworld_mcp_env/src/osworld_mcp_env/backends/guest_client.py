@@ -39,6 +39,7 @@ from osworld_mcp_env.errors import (
     StaleFrameError,
 )
 from osworld_mcp_env.guest.frame_delta import apply_runs, parse_runs
+from osworld_mcp_env.guest.layout import LayoutSample
 
 # The guest stops long work (typing, settling) this long before the caller's deadline,
 # so that its answer, not the socket timeout, ends the request.
@@ -334,6 +335,12 @@ class GuestClient:
         state = self._json("GET", "/windows")
         with _reading("/windows"):
             return [WindowInfo(**w) for w in state["windows"]]
+
+    def layout(self) -> LayoutSample:
+        """``GET /windows``' layout sample: what the stale-frame guard compares a cited frame with."""
+        state = self._json("GET", "/windows")
+        with _reading("/windows"):
+            return LayoutSample.from_dict(state["layout"])
 
     def active_window(self) -> WindowInfo | None:
         """``GET /active_window``: the focused window only (cheaper than the whole list)."""
