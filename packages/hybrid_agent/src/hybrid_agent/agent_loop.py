@@ -45,6 +45,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, SupportsFloat
 
 import gymnasium as gym
+from osworld_mcp_env.actions import cited_points
 from osworld_mcp_env.info import step_info
 
 from hybrid_agent.adapters import DEFAULT_ADAPTER, AdapterOptions, ModelAdapter, get_adapter, reply_text
@@ -98,6 +99,9 @@ class AgentConfig:
             reply format, coordinate space and screenshot rule.
         min_pixels: Override the adapter's smallest resized screenshot area (``None``: the family's).
         max_pixels: Override the adapter's largest resized screenshot area (``None``: the family's).
+        cite_frames: Show the screenshot's frame id and send it (``frame_id``) with every
+            action that cites a point, so the env's stale-frame guard (on by default)
+            refuses coordinates read from a layout that has since changed where they point.
         parse_retries: Re-sample a malformed reply up to this many times before the step
             counts as malformed. 0 by default: the study counts every malformed reply as a
             step, and greedy decoding would only repeat it; harnesses that repair by
@@ -117,6 +121,7 @@ class AgentConfig:
     min_pixels: int | None = None
     max_pixels: int | None = None
     parse_retries: int = 0
+    cite_frames: bool = True
 
     def __post_init__(self) -> None:
         retention_from_name(self.context)  # a bad name fails here, not after the first reset
@@ -300,7 +305,8 @@ class AgentLoop:
         obs = episode.obs
         tools = self.shown_tools(obs, episode.info)
         frame = Frame.from_array(obs["screenshot"])
-        current = Observation(frame, episode.feedback or obs.get("tool_result", ""))
+        frame_id = step_info(episode.info).get("frame_id") if self.config.cite_frames else None
+        current = Observation(frame, episode.feedback or obs.get("tool_result", ""), frame_id)
         context = build_context(episode.steps, current, episode.instruction, tools, self.context)
         height, width = obs["screenshot"].shape[:2]
         functions = tuple(self.adapter.functions(tools, (width, height)))
@@ -359,7 +365,7 @@ class AgentLoop:
             "repairs": list(parsed.repairs),
             "action_line": parsed.action_line,
         }
-        action = {"name": parsed.call.name, "arguments": parsed.call.arguments}
+        action = {"name": parsed.call.name, "arguments": cite_frame(parsed.call, turn.observation.frame_id)}
         record["action"] = action
         return Decision(text, parsed, action, "", record, time.perf_counter() - t0)
 
@@ -473,6 +479,18 @@ class AgentLoop:
         env_s = time.perf_counter() - t1
         timings = {"policy_s": policy_s, "env_s": env_s, "env_ms": step_info(result[4]).get("timings")}
         return self.advance(episode, turn, decision, result, timings)
+
+
+def cite_frame(call: Call, frame_id: int | None) -> dict[str, Any]:
+    """The env-space call's arguments, with ``frame_id`` where it is a GUI action that cites a point.
+
+    The coordinates were read from the screenshot of this turn: the env's guard checks
+    them against that frame's layout. A call that cites no point goes out unchanged.
+    """
+    arguments = dict(call.arguments)
+    if frame_id is not None and call.is_gui and cited_points(str(arguments.get("action")), arguments):
+        arguments["frame_id"] = frame_id
+    return arguments
 
 
 def _eval_error(eval_error: dict[str, Any]) -> dict[str, Any]:

@@ -156,6 +156,11 @@ def _agent_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--min-pixels", type=int, help="override the adapter's smallest resized screenshot area")
     p.add_argument("--max-pixels", type=int, help="override the adapter's largest resized screenshot area")
     p.add_argument(
+        "--no-cite-frames",
+        action="store_true",
+        help="neither show the frame id nor send it with coordinate actions (no stale-frame guard)",
+    )
+    p.add_argument(
         "--parse-retries",
         type=int,
         default=0,
@@ -178,6 +183,7 @@ def _agent_config(args: argparse.Namespace) -> AgentConfig:
         min_pixels=args.min_pixels,
         max_pixels=args.max_pixels,
         parse_retries=args.parse_retries,
+        cite_frames=not args.no_cite_frames,
     )
 
 

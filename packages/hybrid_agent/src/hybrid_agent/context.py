@@ -194,6 +194,6 @@ def build_context(
     history = tuple(action_summary(past) for past in steps)
     current_part = _frame_part(current.frame, final[step], factor, renderer)
     content = _user_turn(current.tool_result, current_part, config)
-    content.append(text_part(current_turn_text(instruction, history)))
+    content.append(text_part(current_turn_text(instruction, history, current.frame_id)))
     messages.append({"role": "user", "content": content})
     return Context(messages=messages, plan=plan, history=history)

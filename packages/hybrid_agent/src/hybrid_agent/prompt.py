@@ -225,11 +225,17 @@ def render_tool_result(text: str, limit: int) -> str:
     return f"Tool result: {truncate(text, limit)}"
 
 
-def current_turn_text(instruction: str, history: Sequence[str]) -> str:
-    """The text closing the current user turn: instruction and every earlier one-line action."""
+def current_turn_text(instruction: str, history: Sequence[str], frame_id: int | None = None) -> str:
+    """The text closing the current user turn: instruction and every earlier one-line action.
+
+    With ``frame_id``, the screenshot's id comes first: the harness cites it with each
+    coordinate action, and a ``stale_gui_frame`` refusal names the frame the model read.
+    """
     lines = [f"Step {i}: {line}" for i, line in enumerate(history, start=1)] or ["None"]
+    frame = f"The screenshot is frame {frame_id}; your coordinates are checked against it.\n\n"
     return (
-        "Choose the next step from the screenshot, the instruction and the previous actions.\n\n"
+        (frame if frame_id is not None else "")
+        + "Choose the next step from the screenshot, the instruction and the previous actions.\n\n"
         f"Instruction: {instruction}\n\n"
         "Previous actions:\n" + "\n".join(lines)
     )

@@ -141,7 +141,10 @@ class Observation:
     Attributes:
         frame: The current screenshot.
         tool_result: The result of the last executed call (empty after a GUI action).
+        frame_id: The env's id of the screenshot (``info["frame_id"]``), shown to the model
+            and cited with its coordinate actions; ``None``: not shown.
     """
 
     frame: Frame
     tool_result: str = ""
+    frame_id: int | None = None
