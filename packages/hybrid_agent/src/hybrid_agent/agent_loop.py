@@ -99,6 +99,8 @@ class AgentConfig:
             reply format, coordinate space and screenshot rule.
         min_pixels: Override the adapter's smallest resized screenshot area (``None``: the family's).
         max_pixels: Override the adapter's largest resized screenshot area (``None``: the family's).
+        skill_text: Teach the interface in the system prompt (:mod:`hybrid_agent.skill`):
+            on in the ``hcu`` setting, off in the study's.
         cite_frames: Show the screenshot's frame id and send it (``frame_id``) with every
             action that cites a point, so the env's stale-frame guard (on by default)
             refuses coordinates read from a layout that has since changed where they point.
@@ -122,6 +124,7 @@ class AgentConfig:
     max_pixels: int | None = None
     parse_retries: int = 0
     cite_frames: bool = True
+    skill_text: bool = False
 
     def __post_init__(self) -> None:
         retention_from_name(self.context)  # a bad name fails here, not after the first reset
@@ -153,7 +156,7 @@ class AgentConfig:
         """
         return ContextConfig(
             retention=retention_from_name(self.context),
-            prompt=PromptConfig(tools_block=not tools_in_request),
+            prompt=PromptConfig(tools_block=not tools_in_request, skill_text=self.skill_text),
             tool_result_chars=self.tool_result_chars,
             keep_think=self.keep_think,
             renderer=adapter or self.make_adapter(),

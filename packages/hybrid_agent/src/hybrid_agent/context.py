@@ -27,6 +27,7 @@ from hybrid_agent.messages import Message, image_part, text_part
 from hybrid_agent.parse import extract_action_line, split_think
 from hybrid_agent.prompt import PromptConfig, current_turn_text, render_tool_result, system_prompt
 from hybrid_agent.retention import FrameForm, RetentionConfig, RetentionPlan, RetentionRecord, plan_retention
+from hybrid_agent.skill import with_skill_text
 from hybrid_agent.toolset import ToolSpec
 from hybrid_agent.trajectory import Call, Frame, Observation, Step
 
@@ -178,6 +179,8 @@ def build_context(
         if renderer is not None
         else system_prompt(tools, config.prompt)
     )
+    if config.prompt.skill_text:
+        system = with_skill_text(system)
     messages: list[Message] = [{"role": "system", "content": system}]
     for index, past in enumerate(steps):
         record = final[index]

@@ -149,6 +149,8 @@ class PromptConfig:
             request instead (OpenAI function calling), so they are not listed twice.
         call_format: How one call is written, shown in the response format rules (the
             model family's own: JSON in ``<tool_call>`` for Qwen, XML-tagged arguments for GLM ...).
+        skill_text: Append the section that teaches the interface (:mod:`hybrid_agent.skill`),
+            whatever the model family's own prompt; off in the study's settings.
     """
 
     resolution: tuple[int, int] = (1000, 1000)
@@ -156,6 +158,7 @@ class PromptConfig:
     tools_block: bool = True
     preamble: str = "You are a computer-use agent operating a Linux desktop to complete the user's task."
     call_format: str = JSON_CALL_FORMAT
+    skill_text: bool = False
 
     def __post_init__(self) -> None:
         if len(self.resolution) != 2 or min(self.resolution) < 1:
