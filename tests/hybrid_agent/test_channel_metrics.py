@@ -29,7 +29,7 @@ def episode(*steps: dict) -> EpisodeStats:
 
 # Episode A: 6 calls. GUI 2 (1 schema rejection), AX 3 (1 parse failure), MCP 1.
 A = episode(
-    ok("computer_use", action="left_click", coordinate=[1, 2]),
+    {**ok("computer_use", action="left_click", coordinate=[1, 2]), "window_changes": ["opened: popup"]},
     ok("computer_use", "out_of_screen", action="left_click", coordinate=[9999, 2]),
     ok("ax.observe"),
     bad("invalid_json", '<tool_call>{"name": "ax.act", "arguments": {steps: [}</tool_call>'),
@@ -92,3 +92,9 @@ def test_the_report_keeps_the_channels_apart_by_name():
     c = channel_behaviour((A, B))
     assert c.malformed_by_channel["gui"] == pytest.approx(2 / 3) and c.calls_per_channel["ax"] == 2.0
     assert c.consecutive_schema_failures == 0.5 and c.mean_batch_length == 2.0
+
+
+def test_gui_calls_that_changed_windows_come_from_the_records_window_changes():
+    # Accepted GUI calls: only A's first (it opened a popup); A's second and B's last were malformed.
+    assert metrics.gui_window_change_rate([A, B]) == 1.0
+    assert metrics.gui_window_change_rate([B]) is None

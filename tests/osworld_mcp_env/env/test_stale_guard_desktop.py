@@ -39,6 +39,8 @@ def test_a_click_citing_the_frame_before_the_file_menu_opened_is_refused_with_no
     _o, _r, _t, _tr, info = env.step(gui("key", keys=["alt", "f"]))
     assert "error" not in info
     wait_until(lambda: len(popups(env)) >= 1, 10, "the File menu to open")
+    # The step reported the menu it opened (when it drew within the settle wait, as it does).
+    assert any(c["change"] == "opened" and "popup" in c["window"] for c in info["window_changes"])
     menus = popups(env)
     _o, _r, _t, _tr, info = env.step(gui("left_click", f1, coordinate=[60, 200]))
     error = info["error"]

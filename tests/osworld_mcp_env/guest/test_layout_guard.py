@@ -15,6 +15,7 @@ from osworld_mcp_env.guest.layout import (
     TopWindow,
     check_cited_frame,
     stale_reasons,
+    window_changes,
 )
 
 SCREEN = (1920, 1080)
@@ -123,3 +124,16 @@ def test_memory_is_bounded_and_a_forgotten_frame_fails_closed():
 )
 def test_cited_points_are_the_coordinate_arguments_of_the_action_table(action, arguments, points):
     assert cited_points(action, arguments) == points
+
+
+def test_window_changes_name_what_opened_closed_moved_and_took_the_focus():
+    assert window_changes(sample(CALC), sample(CALC)) == []
+    assert window_changes(sample(CALC), sample(CALC, FILE_MENU)) == [
+        {"change": "opened", "window": "popup (menu, tooltip or dropdown) 0xc00131 at (0, 44) 302x607"}
+    ]
+    after = sample(CALC, moved(TERMINAL, 0, 0), active=0x400011)
+    assert window_changes(sample(CALC, TERMINAL, FILE_MENU), after) == [
+        {"change": "closed", "window": "popup (menu, tooltip or dropdown) 0xc00131 at (0, 44) 302x607"},
+        {"change": "moved", "window": "'Terminal' 0x400010 at (0, 0) 400x300"},
+        {"change": "activated", "window": "0x400011"},
+    ]

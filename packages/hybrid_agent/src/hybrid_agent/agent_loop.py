@@ -52,7 +52,7 @@ from hybrid_agent.adapters import DEFAULT_ADAPTER, AdapterOptions, ModelAdapter,
 from hybrid_agent.context import ContextConfig, build_context
 from hybrid_agent.coords import CoordinatePolicy
 from hybrid_agent.errors import ConfigError
-from hybrid_agent.evidence import evidence_from_info
+from hybrid_agent.evidence import evidence_from_info, window_changes_from_info
 from hybrid_agent.parse import ParseError, ParseErrorCode, ParseResult
 from hybrid_agent.policies.base import Generation, Policy, PolicyRequest, preferred_coordinates
 from hybrid_agent.presets import retention_from_name
@@ -398,6 +398,7 @@ class AgentLoop:
         evidence = evidence_from_info(call, info) if call is not None else None
         if call is not None:
             record["evidence"] = asdict(evidence) if evidence is not None else None
+            record["window_changes"] = list(window_changes_from_info(info))
             step = Step(turn.observation.frame, turn.observation.tool_result, decision.text, call, evidence)
             episode.steps.append(step)
         episode.feedback = decision.feedback

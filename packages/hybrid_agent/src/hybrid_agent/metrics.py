@@ -484,6 +484,8 @@ class ChannelStep:
         schema_failure: The call parsed and the env refused its arguments (:data:`SCHEMA_ERROR_CODES`).
         batch_length: Steps of an ``ax.act`` call; ``None`` for any other call.
         observation: The call only observes (:data:`OBSERVATION_TOOLS`).
+        window_changes: Windows the call opened, closed, moved or focused (the step record's
+            ``window_changes``, written by ``evidence.window_changes_from_info``).
     """
 
     channel: Channel
@@ -491,6 +493,7 @@ class ChannelStep:
     schema_failure: bool = False
     batch_length: int | None = None
     observation: bool = False
+    window_changes: int = 0
 
     @property
     def malformed(self) -> bool:
@@ -530,6 +533,7 @@ def channel_step(step: Mapping[str, Any]) -> ChannelStep:
         schema_failure=error.get("code") in SCHEMA_ERROR_CODES,
         batch_length=len(batch) if isinstance(batch, list) else None,
         observation=name in OBSERVATION_TOOLS,
+        window_changes=len(step.get("window_changes") or ()),
     )
 
 
@@ -588,3 +592,9 @@ def observations_per_step(episodes: Iterable[EpisodeStats]) -> float | None:
         if ep.channel_steps
     ]
     return mean(shares) if shares else None
+
+
+def gui_window_change_rate(episodes: Iterable[EpisodeStats]) -> float | None:
+    """Share of GUI calls after which a top-level window opened, closed, moved or took the focus."""
+    gui = [s for ep in episodes for s in ep.channel_steps if s.channel == Channel.GUI and not s.malformed]
+    return sum(s.window_changes > 0 for s in gui) / len(gui) if gui else None

@@ -79,6 +79,7 @@ class ChannelBehaviour:
         calls_per_channel: Mean calls per episode, per channel.
         mean_batch_length: Mean steps per ``ax.act`` call.
         observations_per_step: Calls that only observe (``ax.observe``, ``ax.find``) over all calls.
+        gui_window_changes: Share of GUI calls that opened, closed, moved or focused a window.
     """
 
     malformed_by_channel: dict[str, float]
@@ -86,6 +87,7 @@ class ChannelBehaviour:
     calls_per_channel: dict[str, float]
     mean_batch_length: float | None
     observations_per_step: float | None
+    gui_window_changes: float | None
 
 
 def channel_behaviour(episodes: tuple[EpisodeStats, ...]) -> ChannelBehaviour:
@@ -96,6 +98,7 @@ def channel_behaviour(episodes: tuple[EpisodeStats, ...]) -> ChannelBehaviour:
         calls_per_channel={str(c): n for c, n in metrics.calls_per_channel(episodes).items()},
         mean_batch_length=metrics.mean_batch_length(episodes),
         observations_per_step=metrics.observations_per_step(episodes),
+        gui_window_changes=metrics.gui_window_change_rate(episodes),
     )
 
 

@@ -180,6 +180,7 @@ def table3_channels(runs: Sequence[RunSummary]) -> list[Row]:
         row["2+ consecutive schema failures %"] = _pct(c.consecutive_schema_failures)
         row["ax.act batch length"] = "-" if c.mean_batch_length is None else f"{c.mean_batch_length:.1f}"
         row["observations / call %"] = _pct(c.observations_per_step)
+        row["GUI calls changing windows %"] = _pct(c.gui_window_changes)
         rows.append(row)
     return rows
 

@@ -201,3 +201,24 @@ def check_cited_frame(
         "layout": current.to_dict(),
         "input_events_emitted": False,
     }
+
+
+def window_changes(before: LayoutSample, after: LayoutSample) -> list[dict[str, Any]]:
+    """What a GUI action did to the windows: each top-level opened, closed or moved, and a new focus.
+
+    Each change is ``{"change": "opened" | "closed" | "moved" | "activated", "window": line}``,
+    the line as :meth:`TopWindow.describe` writes it (the active window by its id).
+    Popups count: an opened menu is a window opened.
+    """
+    old = {w.window_id: w for w in before.windows}
+    new = {w.window_id: w for w in after.windows}
+    changes = [{"change": "opened", "window": w.describe()} for i, w in new.items() if i not in old]
+    changes += [{"change": "closed", "window": w.describe()} for i, w in old.items() if i not in new]
+    changes += [
+        {"change": "moved", "window": w.describe()}
+        for i, w in new.items()
+        if i in old and w.placement != old[i].placement
+    ]
+    if before.active != after.active:
+        changes.append({"change": "activated", "window": f"0x{after.active:x}"})
+    return changes

@@ -14,7 +14,7 @@ from typing import Any
 
 from osworld_mcp_env.actions import INPUT_ACTIONS, cited_points
 from osworld_mcp_env.guest.frame_delta import format_runs, pack_runs
-from osworld_mcp_env.guest.layout import check_cited_frame
+from osworld_mcp_env.guest.layout import check_cited_frame, window_changes
 from osworld_mcp_env.guest.settle import MAX_TIMER_HORIZON_MS, SettleConfig
 from osworld_mcp_env.guest.state import Guest
 from osworld_mcp_env.guest.transport import Request, RequestError, Response, route
@@ -121,6 +121,9 @@ def gui(guest: Guest, request: Request) -> Response:
     Typing also stops as soon as the client hangs up, so an abandoned action
     never types into the next one.
 
+    The result lists the top-level windows the action opened, closed or moved and a new
+    focus (``window_changes``, :func:`~osworld_mcp_env.guest.layout.window_changes`).
+
     With ``observe`` the reply also carries what an observation right after would
     ask for, taken once the wait ended: one round trip per step instead of two (a
     VM's cost ~15 ms each). ``"frame"``: the body and headers of ``/frame?since=``
@@ -149,10 +152,11 @@ def gui(guest: Guest, request: Request) -> Response:
     try:
         active = guest.windows.active()
         settle_config = settle_config.for_app(app_from_wm_class(active.wm_class) if active else "")
+        before = guest.windows.layout()
         expected = payload.get("expected_layout")
         if expected:
             refusal = check_cited_frame(
-                guest.windows.memory, str(expected), guest.windows.layout(), cited_points(action, arguments)
+                guest.windows.memory, str(expected), before, cited_points(action, arguments)
             )
             if refusal is not None:
                 reasons = "; ".join(refusal["reasons"])
@@ -178,9 +182,14 @@ def gui(guest: Guest, request: Request) -> Response:
         settle_ms = 0.0
         if mark is not None:
             settle_ms = guest.settler.wait(_within(settle_config, deadline), mark)
+        try:
+            changes: list[dict[str, Any]] | None = window_changes(before, guest.windows.layout())
+        except Exception:  # the input happened: its result must reach the host
+            log.exception("the window changes after a GUI action could not be read")
+            changes = None
     finally:
         guest._gui_lock.release()
-    result = {"input_events_emitted": True, "settle_ms": settle_ms}
+    result = {"input_events_emitted": True, "settle_ms": settle_ms, "window_changes": changes}
     return _with_observation(guest, result, payload)
 
 
