@@ -248,3 +248,31 @@ def test_the_tasks_tool_annotation_goes_into_the_episode_header(tmp_path):
     Runner(RunConfig(policy="flaky"), policy, tmp_path, lambda: gym.make(TOY), progress=False).evaluate(tasks)
     headers = {r.task_id: r.header for r in iter_episodes(tmp_path)}
     assert headers["a"]["tool_reachable"] is True and "tool_reachable" not in headers["b"]
+
+
+def test_the_frame_is_shown_and_cited_with_actions_that_point_and_only_with_them():
+    from grpo_trainer.toy_menu import CLICK
+    from hybrid_agent.agent_loop import cite_frame
+    from hybrid_agent.trajectory import Call
+
+    click = Call("computer_use", {"action": "left_click", "coordinate": [5, 6]})
+    assert cite_frame(click, 7) == {"action": "left_click", "coordinate": [5, 6], "frame_id": 7}
+    assert cite_frame(click, None) == click.arguments
+    typing = Call("computer_use", {"action": "type", "text": "x"})
+    assert cite_frame(typing, 7) == typing.arguments  # keys go to the focus: no point to check
+    tool = Call("libreoffice_calc.set_cell_value", {"cell": "A1", "coordinate": [1, 2]})
+    assert cite_frame(tool, 7) == tool.arguments
+    # Through the loop: the turn names the frame, and the click carries it to the env.
+    env = gym.make(TOY, max_steps=6)
+    try:
+        obs, info = env.reset(seed=0)
+        episode = AgentEpisode.start("toy", 0, obs, {**info, "frame_id": 3})
+        loop = AgentLoop(AgentConfig())
+        assert "The screenshot is frame 3;" in _last_user_text(loop, episode)
+        decision = loop.decide(loop.observe(episode), Generation(text=CLICK))
+        assert decision.action is not None and decision.action["arguments"]["frame_id"] == 3
+        off = AgentLoop(AgentConfig(cite_frames=False))
+        assert "frame 3" not in _last_user_text(off, episode)
+        assert "frame_id" not in off.decide(off.observe(episode), Generation(text=CLICK)).action["arguments"]
+    finally:
+        env.close()

@@ -244,3 +244,12 @@ def test_a_bad_bash_call_is_invalid_arguments_with_what_it_needs(arguments, mess
     refused = parse_bash(ToolCall("bash", arguments))
     assert isinstance(refused, ActionError)
     assert (refused.code, refused.message) == ("invalid_arguments", message)
+
+
+def test_the_rendered_error_says_whether_input_was_sent():
+    refused = ActionError("stale_gui_frame", "Look again.", {"input_events_emitted": False})
+    assert refused.render() == "Error [stale_gui_frame] (no input was sent): Look again."
+    partly = ActionError("timeout", "Typing stopped after 3 of 9 characters.", {"input_events_emitted": True})
+    assert partly.render() == "Error [timeout] (input was sent): Typing stopped after 3 of 9 characters."
+    # Unknown to the error (a tool's failure, a validation error before dispatch): nothing claimed.
+    assert ActionError("tool_error", "boom").render() == "Error [tool_error]: boom"

@@ -323,7 +323,7 @@ def test_sync_vector_env_steps_two_desktops():
 
 
 def test_stale_guard_refuses_a_click_after_a_window_moved(make_env):
-    env = make_env(task="os-create-file", stale_guard=True)
+    env = make_env(task="os-create-file")  # the guard is on by default
     _obs, info = env.reset()
     old_frame = info["frame_id"]
     click = {"name": "computer_use", "arguments": {"action": "left_click", "coordinate": [400, 300]}}

@@ -279,7 +279,7 @@ def test_a_failed_observation_still_returns_the_actions_result():
     def broken() -> None:
         raise RuntimeError("the X connection broke")
 
-    guest = SimpleNamespace(windows=SimpleNamespace(active=broken, layout_hash=broken))
+    guest = SimpleNamespace(windows=SimpleNamespace(active=broken, layout=broken))
     result = {"input_events_emitted": True, "settle_ms": 3.0}
     reply = routes_hybrid._with_observation(guest, result, {"observe": "focus"})
     assert reply.status == 200 and reply.body == result

@@ -45,13 +45,14 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, SupportsFloat
 
 import gymnasium as gym
+from osworld_mcp_env.actions import cited_points
 from osworld_mcp_env.info import step_info
 
 from hybrid_agent.adapters import DEFAULT_ADAPTER, AdapterOptions, ModelAdapter, get_adapter, reply_text
 from hybrid_agent.context import ContextConfig, build_context
 from hybrid_agent.coords import CoordinatePolicy
 from hybrid_agent.errors import ConfigError
-from hybrid_agent.evidence import evidence_from_info
+from hybrid_agent.evidence import evidence_from_info, window_changes_from_info
 from hybrid_agent.interface_mode import INTERFACE_MODES, refused_calls
 from hybrid_agent.parse import ParsedAction, ParseError, ParseErrorCode, ParseResult
 from hybrid_agent.policies.base import Generation, Policy, PolicyRequest, preferred_coordinates
@@ -100,6 +101,11 @@ class AgentConfig:
             reply format, coordinate space and screenshot rule.
         min_pixels: Override the adapter's smallest resized screenshot area (``None``: the family's).
         max_pixels: Override the adapter's largest resized screenshot area (``None``: the family's).
+        skill_text: Teach the interface in the system prompt (:mod:`hybrid_agent.skill`):
+            on in the ``hcu`` setting, off in the study's.
+        cite_frames: Show the screenshot's frame id and send it (``frame_id``) with every
+            action that cites a point, so the env's stale-frame guard (on by default)
+            refuses coordinates read from a layout that has since changed where they point.
         parse_retries: Re-sample a malformed reply up to this many times before the step
             counts as malformed. 0 by default: the study counts every malformed reply as a
             step, and greedy decoding would only repeat it; harnesses that repair by
@@ -123,6 +129,8 @@ class AgentConfig:
     max_pixels: int | None = None
     parse_retries: int = 0
     interface: str = "hybrid"
+    cite_frames: bool = True
+    skill_text: bool = False
 
     def __post_init__(self) -> None:
         if self.interface not in INTERFACE_MODES:
@@ -157,7 +165,7 @@ class AgentConfig:
         policy = context_policy(self.context)
         return ContextConfig(
             retention=policy.retention,
-            prompt=PromptConfig(tools_block=not tools_in_request),
+            prompt=PromptConfig(tools_block=not tools_in_request, skill_text=self.skill_text),
             tool_result_chars=policy.tool_result_chars or self.tool_result_chars,
             keep_think=self.keep_think,
             renderer=adapter or self.make_adapter(),
@@ -329,7 +337,10 @@ class AgentLoop:
         obs = episode.obs
         tools = self.shown_tools(obs, episode.info)
         frame = Frame.from_array(obs["screenshot"])
-        current = Observation(frame, episode.feedback or obs.get("tool_result", ""), episode.relays)
+        frame_id = step_info(episode.info).get("frame_id") if self.config.cite_frames else None
+        current = Observation(
+            frame, episode.feedback or obs.get("tool_result", ""), episode.relays, frame_id=frame_id
+        )
         context = build_context(episode.steps, current, episode.instruction, tools, self.context)
         height, width = obs["screenshot"].shape[:2]
         functions = tuple(self.adapter.functions(tools, (width, height)))
@@ -399,7 +410,7 @@ class AgentLoop:
             "repairs": list(parsed.repairs),
             "action_line": parsed.action_line,
         }
-        action = {"name": parsed.call.name, "arguments": parsed.call.arguments}
+        action = {"name": parsed.call.name, "arguments": cite_frame(parsed.call, turn.observation.frame_id)}
         record["action"] = action
         if parsed.then:
             record["then"] = [
@@ -447,6 +458,7 @@ class AgentLoop:
                 evidence,
                 tool_result_parts=observed.parts,
             )
+            record["window_changes"] = list(window_changes_from_info(info))
             episode.steps.append(step)
         episode.feedback = decision.feedback
         episode.relays = ()
@@ -587,6 +599,18 @@ def _end(
         "evaluation": typed.get("evaluation"),
         "steps": episode.calls,
     }
+
+
+def cite_frame(call: Call, frame_id: int | None) -> dict[str, Any]:
+    """The env-space call's arguments, with ``frame_id`` where it is a GUI action that cites a point.
+
+    The coordinates were read from the screenshot of this turn: the env's guard checks
+    them against that frame's layout. A call that cites no point goes out unchanged.
+    """
+    arguments = dict(call.arguments)
+    if frame_id is not None and call.is_gui and cited_points(str(arguments.get("action")), arguments):
+        arguments["frame_id"] = frame_id
+    return arguments
 
 
 def _eval_error(eval_error: Mapping[str, Any]) -> dict[str, Any]:

@@ -41,6 +41,7 @@ from hybrid_agent.report.osworld import (
     trees_from_run,
 )
 from hybrid_agent.runner import SCHEDULES, RunConfig, Runner
+from hybrid_agent.settings import AGENT_SETTINGS, agent_setting
 from hybrid_agent.suite import load_suite
 
 
@@ -61,6 +62,14 @@ def _eval_arguments(p: argparse.ArgumentParser, policy_required: bool) -> None:
         "hf:PATH, pkg.mod:Class",
     )
     p.add_argument("--context", default="win4", help="context policy: win4, win2+drop, all+skip ...")
+    p.add_argument(
+        "--setting",
+        default="study",
+        choices=list(AGENT_SETTINGS),
+        help="named condition: "
+        + "; ".join(f"{name}: {s.description}" for name, s in AGENT_SETTINGS.items())
+        + " (--env-option values win over its env options)",
+    )
     p.add_argument("--runs", type=int, default=1, help="runs per task")
     p.add_argument("--envs", type=int, default=1, help="desktops in parallel")
     p.add_argument("--max-steps", type=int, default=50)
@@ -169,6 +178,11 @@ def _agent_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--min-pixels", type=int, help="override the adapter's smallest resized screenshot area")
     p.add_argument("--max-pixels", type=int, help="override the adapter's largest resized screenshot area")
     p.add_argument(
+        "--no-cite-frames",
+        action="store_true",
+        help="neither show the frame id nor send it with coordinate actions (no stale-frame guard)",
+    )
+    p.add_argument(
         "--parse-retries",
         type=int,
         default=0,
@@ -192,6 +206,7 @@ def _agent_config(args: argparse.Namespace) -> AgentConfig:
         min_pixels=args.min_pixels,
         max_pixels=args.max_pixels,
         parse_retries=args.parse_retries,
+        cite_frames=not args.no_cite_frames,
     )
 
 
@@ -307,16 +322,17 @@ def run_eval(args: argparse.Namespace) -> int:
         retries=args.retries,
         extra=_provider_extra(args),
     )
+    setting = agent_setting(args.setting)
     config = RunConfig(
         policy=args.policy,
         suite=args.suite,
-        agent=_agent_config(args),
+        agent=setting.apply(_agent_config(args)),
         runs=args.runs,
         envs=args.envs,
         max_steps=args.max_steps,
         schedule=args.schedule,
         save_screenshots=not args.no_screenshots,
-        env_kwargs=_env_kwargs(args.env_option),
+        env_kwargs=setting.env_kwargs(_env_kwargs(args.env_option)),
     )
     prices = PriceTable.bundled().with_file(args.prices)
     budget = Budget.for_policy(args.budget_usd, args.policy, prices) if args.budget_usd is not None else None

@@ -34,6 +34,7 @@ from hybrid_agent.prompt import (
     system_prompt,
 )
 from hybrid_agent.retention import FrameForm, RetentionConfig, RetentionPlan, RetentionRecord, plan_retention
+from hybrid_agent.skill import with_skill_text
 from hybrid_agent.toolset import ToolSpec
 from hybrid_agent.trajectory import Call, Frame, Observation, Step
 
@@ -202,6 +203,8 @@ def build_context(
         if renderer is not None
         else system_prompt(tools, config.prompt)
     )
+    if config.prompt.skill_text:
+        system = with_skill_text(system)
     messages: list[Message] = [{"role": "system", "content": system}]
     for index, past in enumerate(steps):
         record = final[index]
@@ -221,6 +224,6 @@ def build_context(
         shown = tuple(line for i, line in enumerate(history) if final[i].form == FrameForm.OUT_OF_WINDOW)
     current_part = _frame_part(current.frame, final[step], factor, renderer)
     content = _user_turn(current, current_part, config)
-    content.append(text_part(current_turn_text(instruction, shown)))
+    content.append(text_part(current_turn_text(instruction, shown, frame_id=current.frame_id)))
     messages.append({"role": "user", "content": content})
     return Context(messages=messages, plan=plan, history=history)

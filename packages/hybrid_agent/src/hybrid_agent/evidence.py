@@ -66,3 +66,13 @@ def evidence_from_info(call: Call, info: Mapping[str, Any]) -> Evidence | None:
         stderr=record["stderr"],
         timed_out=record["timed_out"],
     )
+
+
+def window_changes_from_info(info: Mapping[str, Any]) -> tuple[str, ...]:
+    """A GUI step's window changes as lines (``opened: popup ... at (0, 44) 302x607``); () where none.
+
+    The env reports them for GUI actions (``info["window_changes"]``); a step record and
+    the metrics read them here, beside the tool calls' evidence.
+    """
+    changes = step_info(info).get("window_changes") or []
+    return tuple(f"{c['change']}: {c['window']}" for c in changes)

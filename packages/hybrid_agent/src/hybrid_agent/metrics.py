@@ -48,10 +48,12 @@ A success is a score of 1 (OSWorld scores are in [0, 1]).
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from statistics import mean, stdev
+from typing import Any
 
 from hybrid_agent.recorder import EpisodeRecord
 from hybrid_agent.step_kind import StepKind as CallKind
@@ -130,6 +132,7 @@ class EpisodeStats:
     calls: tuple[CallStats, ...] = ()
     env_steps: int = 0
     max_steps: int | None = None
+    channel_steps: tuple[ChannelStep, ...] = ()
 
     @property
     def success(self) -> bool:
@@ -237,6 +240,7 @@ def episode_stats(record: EpisodeRecord, max_steps: int | None = None) -> Episod
         calls=tuple(c for s in record.steps for c in _calls(s)),
         env_steps=sum(_env_steps(s) for s in record.steps),
         max_steps=max_steps,
+        channel_steps=channel_steps(record.steps),
     )
 
 
@@ -540,3 +544,163 @@ def tokens_per_accuracy_point(input_per_task: float, acc: Estimate | None) -> fl
     if acc is None or acc.mean <= 0:
         return None
     return input_per_task / (100 * acc.mean)
+
+
+# --------------------------------------------------------------------------- channels
+# Hybrid Computer Use's Table 3 rows: how well-formed each channel's calls are, how
+# often a run repeats a schema failure, how calls spread over channels, how long the
+# accessibility batches are and how often a step is spent on observing only.
+
+
+class Channel(StrEnum):
+    """The channel a call goes through."""
+
+    GUI = "gui"  # computer_use
+    AX = "ax"  # the accessibility tools (ax.observe, ax.find, ax.act)
+    MCP = "mcp"  # an app's MCP tools
+    BASH = "bash"
+    UNATTRIBUTED = "unattributed"  # a reply that names no call at all
+
+
+# The env's refusals of a call's arguments before anything ran: a schema failure.
+SCHEMA_ERROR_CODES = frozenset(
+    {
+        "invalid_json",
+        "invalid_action",
+        "invalid_arguments",
+        "unknown_action",
+        "out_of_screen",
+        "payload_too_large",
+    }
+)
+# Parse failures that are the GUI channel's whatever the reply's text.
+_GUI_PARSE_CODES = frozenset({"unknown_gui_action", "gui_action_as_tool", "out_of_space", "invalid_syntax"})
+# Calls whose only job is to look: a step spent on them is a separate observation.
+OBSERVATION_TOOLS = frozenset({"ax.observe", "ax.find"})
+_CALL_NAME = re.compile(r'"name"\s*:\s*"([^"]{1,200})"')
+
+
+@dataclass(frozen=True)
+class ChannelStep:
+    """One model call, reduced to what the channel metrics read.
+
+    Attributes:
+        channel: Where the call went (or, for a malformed reply, the channel it meant).
+        parse_failure: The reply did not become a call.
+        schema_failure: The call parsed and the env refused its arguments (:data:`SCHEMA_ERROR_CODES`).
+        batch_length: Steps of an ``ax.act`` call; ``None`` for any other call.
+        observation: The call only observes (:data:`OBSERVATION_TOOLS`).
+        window_changes: Windows the call opened, closed, moved or focused (the step record's
+            ``window_changes``, written by ``evidence.window_changes_from_info``).
+    """
+
+    channel: Channel
+    parse_failure: bool = False
+    schema_failure: bool = False
+    batch_length: int | None = None
+    observation: bool = False
+    window_changes: int = 0
+
+    @property
+    def malformed(self) -> bool:
+        """A parse failure or a schema rejection."""
+        return self.parse_failure or self.schema_failure
+
+
+def channel_of(name: str) -> Channel:
+    """The channel of a call name."""
+    if name == "computer_use":
+        return Channel.GUI
+    if name == "bash":
+        return Channel.BASH
+    return Channel.AX if name.startswith("ax.") else Channel.MCP
+
+
+def channel_step(step: Mapping[str, Any]) -> ChannelStep:
+    """One step record reduced to a :class:`ChannelStep`.
+
+    A parse failure is the channel of the name the reply wrote (the first ``"name": "..."``
+    in it), the GUI's for the GUI-only parse codes, else unattributed.
+    """
+    parse = step.get("parse") or {}
+    if not parse.get("ok"):
+        named = _CALL_NAME.search(str(step.get("model_output") or ""))
+        if parse.get("code") in _GUI_PARSE_CODES:
+            channel = Channel.GUI
+        else:
+            channel = channel_of(named.group(1)) if named else Channel.UNATTRIBUTED
+        return ChannelStep(channel, parse_failure=True)
+    call = parse["call"]
+    name, arguments = str(call["name"]), call.get("arguments") or {}
+    error = step.get("env_error") or {}
+    batch = arguments.get("steps") if name == "ax.act" else None
+    return ChannelStep(
+        channel_of(name),
+        schema_failure=error.get("code") in SCHEMA_ERROR_CODES,
+        batch_length=len(batch) if isinstance(batch, list) else None,
+        observation=name in OBSERVATION_TOOLS,
+        window_changes=len(step.get("window_changes") or ()),
+    )
+
+
+def channel_steps(steps: Iterable[Mapping[str, Any]]) -> tuple[ChannelStep, ...]:
+    """The model calls of an episode's step records (lines without a parse are not calls)."""
+    return tuple(channel_step(s) for s in steps if "parse" in s)
+
+
+def malformed_rate_by_channel(episodes: Iterable[EpisodeStats]) -> dict[Channel, float]:
+    """Per channel: (parse failures + schema rejections) / calls on it, over every episode's calls."""
+    calls: dict[Channel, int] = {}
+    bad: dict[Channel, int] = {}
+    for ep in episodes:
+        for step in ep.channel_steps:
+            calls[step.channel] = calls.get(step.channel, 0) + 1
+            bad[step.channel] = bad.get(step.channel, 0) + step.malformed
+    return {channel: bad[channel] / n for channel, n in calls.items()}
+
+
+def consecutive_schema_failure_rate(episodes: Iterable[EpisodeStats], run: int = 2) -> float | None:
+    """Share of episodes with ``run`` or more malformed calls in a row (any channel)."""
+
+    def repeats(ep: EpisodeStats) -> bool:
+        streak = 0
+        for step in ep.channel_steps:
+            streak = streak + 1 if step.malformed else 0
+            if streak >= run:
+                return True
+        return False
+
+    eps = list(episodes)
+    return sum(map(repeats, eps)) / len(eps) if eps else None
+
+
+def calls_per_channel(episodes: Iterable[EpisodeStats]) -> dict[Channel, float]:
+    """Mean calls per episode on each channel that any episode used."""
+    eps = list(episodes)
+    totals: dict[Channel, int] = {}
+    for ep in eps:
+        for step in ep.channel_steps:
+            totals[step.channel] = totals.get(step.channel, 0) + 1
+    return {channel: n / len(eps) for channel, n in totals.items()}
+
+
+def mean_batch_length(episodes: Iterable[EpisodeStats]) -> float | None:
+    """Mean steps per ``ax.act`` call; ``None`` without one."""
+    lengths = [s.batch_length for ep in episodes for s in ep.channel_steps if s.batch_length is not None]
+    return mean(lengths) if lengths else None
+
+
+def observations_per_step(episodes: Iterable[EpisodeStats]) -> float | None:
+    """Separate observation calls over all calls, per episode, macro-averaged."""
+    shares = [
+        sum(s.observation for s in ep.channel_steps) / len(ep.channel_steps)
+        for ep in episodes
+        if ep.channel_steps
+    ]
+    return mean(shares) if shares else None
+
+
+def gui_window_change_rate(episodes: Iterable[EpisodeStats]) -> float | None:
+    """Share of GUI calls after which a top-level window opened, closed, moved or took the focus."""
+    gui = [s for ep in episodes for s in ep.channel_steps if s.channel == Channel.GUI and not s.malformed]
+    return sum(s.window_changes > 0 for s in gui) / len(gui) if gui else None

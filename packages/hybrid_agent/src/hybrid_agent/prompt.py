@@ -150,6 +150,8 @@ class PromptConfig:
             request instead (OpenAI function calling), so they are not listed twice.
         call_format: How one call is written, shown in the response format rules (the
             model family's own: JSON in ``<tool_call>`` for Qwen, XML-tagged arguments for GLM ...).
+        skill_text: Append the section that teaches the interface (:mod:`hybrid_agent.skill`),
+            whatever the model family's own prompt; off in the study's settings.
     """
 
     resolution: tuple[int, int] = (1000, 1000)
@@ -157,6 +159,7 @@ class PromptConfig:
     tools_block: bool = True
     preamble: str = "You are a computer-use agent operating a Linux desktop to complete the user's task."
     call_format: str = JSON_CALL_FORMAT
+    skill_text: bool = False
 
     def __post_init__(self) -> None:
         if len(self.resolution) != 2 or min(self.resolution) < 1:
@@ -246,15 +249,21 @@ def render_cli_output(text: str, limit: int) -> str:
     return f"CLI output:\n{body}"
 
 
-def current_turn_text(instruction: str, history: Sequence[str], first: int = 1) -> str:
+def current_turn_text(
+    instruction: str, history: Sequence[str], first: int = 1, frame_id: int | None = None
+) -> str:
     """The text closing the current user turn: instruction and the one-line actions given.
 
     ``history`` holds the entries shown, the first of them step ``first`` (every earlier step
-    for the study; only those that left the window for HybridCUA's policy).
+    for the study; only those that left the window for HybridCUA's policy). With ``frame_id``,
+    the screenshot's id comes first: the harness cites it with each coordinate action, and a
+    ``stale_gui_frame`` refusal names the frame the model read.
     """
     lines = [f"Step {i}: {line}" for i, line in enumerate(history, start=first)] or ["None"]
+    frame = f"The screenshot is frame {frame_id}; your coordinates are checked against it.\n\n"
     return (
-        "Choose the next step from the screenshot, the instruction and the previous actions.\n\n"
+        (frame if frame_id is not None else "")
+        + "Choose the next step from the screenshot, the instruction and the previous actions.\n\n"
         f"Instruction: {instruction}\n\n"
         "Previous actions:\n" + "\n".join(lines)
     )

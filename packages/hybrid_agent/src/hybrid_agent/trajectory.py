@@ -210,11 +210,14 @@ class Observation:
             reply of several calls, each one's result in order, a blank line apart.
         parts: After a reply of several calls: each call's result, in order (a context policy
             may cut each on its own); empty otherwise.
+        frame_id: The env's id of the screenshot (``info["frame_id"]``), shown to the model
+            and cited with its coordinate actions; ``None``: not shown.
     """
 
     frame: Frame
     tool_result: str = ""
     parts: tuple[str, ...] = ()
+    frame_id: int | None = None
 
     @property
     def results(self) -> tuple[str, ...]:

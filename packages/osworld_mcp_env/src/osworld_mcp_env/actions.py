@@ -147,6 +147,26 @@ TERMINAL_ACTIONS = actions_by(Executor.END)
 TERMINATE_STATUSES = ("success", "failure")
 
 
+def cited_points(action: str, arguments: Mapping[str, Any]) -> list[tuple[int, int]]:
+    """The screen points an action's input goes to: its ``coordinate``-kind arguments, as given.
+
+    The stale-frame guard checks these against the cited frame's layout
+    (``guest.layout.stale_reasons``). Arguments that are not two numbers are skipped:
+    the validator refuses them before any guard runs.
+    """
+    spec = COMPUTER_USE_ACTIONS.get(action)
+    if spec is None:
+        return []
+    points = []
+    for arg, kind in [*spec.required.items(), *spec.optional.items()]:
+        value = arguments.get(arg)
+        if kind != "coordinate" or not isinstance(value, list | tuple) or len(value) != 2:
+            continue
+        if all(isinstance(v, int | float) and not isinstance(v, bool) for v in value):
+            points.append((round(value[0]), round(value[1])))
+    return points
+
+
 @dataclass(frozen=True)
 class ActionLimits:
     """Bounds that keep one action from hurting the desktop or the host.

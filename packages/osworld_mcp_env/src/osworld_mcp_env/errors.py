@@ -127,5 +127,16 @@ class ActionError:
         return out
 
     def render(self) -> str:
-        """Returns the text shown to the agent in ``obs["tool_result"]``."""
-        return f"Error [{self.code}]: {self.message}"
+        """Returns the text shown to the agent in ``obs["tool_result"]``.
+
+        Where the error knows whether input reached the desktop (``input_events_emitted``
+        in ``details``), the text says so, so the agent need not read ``info`` to tell a
+        refusal it may simply redo from an action that may already have had an effect.
+        """
+        emitted = (self.details or {}).get("input_events_emitted")
+        said = ""
+        if emitted is False:
+            said = " (no input was sent)"
+        elif emitted is True:
+            said = " (input was sent)"
+        return f"Error [{self.code}]{said}: {self.message}"

@@ -146,6 +146,9 @@ class StepInfo(TypedDict, total=False):
         observation_error: The screenshot could not be taken (``code``, ``message``);
             the observation shows the last frame.
         tools_error: The tool list could not be read (``code``, ``message``).
+        window_changes: After a GUI action on the hybrid guest: the top-level windows it
+            opened, closed or moved and a new focus (``{"change", "window"}``, popups
+            included: ``guest.layout.window_changes``); absent where the guest cannot say.
     """
 
     step: int
@@ -164,6 +167,7 @@ class StepInfo(TypedDict, total=False):
     claimed_success: bool
     observation_error: FaultReport
     tools_error: FaultReport
+    window_changes: list[dict[str, str]]
 
 
 def step_info(info: Mapping[str, Any]) -> StepInfo:

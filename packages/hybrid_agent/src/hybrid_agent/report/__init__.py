@@ -12,7 +12,7 @@ from hybrid_agent.cost import PriceTable
 from hybrid_agent.errors import ConfigError
 from hybrid_agent.report.plot import plot_accuracy_vs_tokens
 from hybrid_agent.report.summary import Behaviour, RunSummary, summarize_run, summary_json
-from hybrid_agent.report.tables import headline, table2, table3, to_markdown, write_csv
+from hybrid_agent.report.tables import headline, table2, table3, table3_channels, to_markdown, write_csv
 from hybrid_agent.report.viewer import render_viewer, write_viewer
 
 
@@ -34,9 +34,10 @@ class Report:
 def write_report(run_dirs: Sequence[str | Path], out: str | Path, prices: PriceTable | None = None) -> Report:
     """Summarises run directories side by side into ``out``.
 
-    Writes ``table2.md/.csv``, ``table3.md/.csv``, ``summary.json`` (every number of
-    each run directory, coverage and headline included), ``accuracy_vs_tokens.png``
-    (when matplotlib is installed) and a ``viewer.html`` in each run directory.
+    Writes ``table2.md/.csv``, ``table3.md/.csv``, ``table3_channels.md/.csv`` (Hybrid
+    Computer Use's rows: malformed calls per channel, batches, observations),
+    ``summary.json`` (every number of each run directory, coverage and headline included),
+    ``accuracy_vs_tokens.png`` (when matplotlib is installed) and a ``viewer.html`` in each run directory.
     ``prices`` (default: the bundled table) prices each run's model for Table 2's USD columns.
     """
     out = Path(out)
@@ -45,7 +46,10 @@ def write_report(run_dirs: Sequence[str | Path], out: str | Path, prices: PriceT
     rows2, rows3 = table2(runs), table3(runs)
     md2, md3 = to_markdown(rows2), to_markdown(rows3)
     files = []
-    for name, rows, md in (("table2", rows2, md2), ("table3", rows3, md3)):
+    rows_channels = table3_channels(runs)
+    tables = [("table2", rows2, md2), ("table3", rows3, md3)]
+    tables.append(("table3_channels", rows_channels, to_markdown(rows_channels)))
+    for name, rows, md in tables:
         (out / f"{name}.md").write_text(md, encoding="utf-8")
         write_csv(rows, out / f"{name}.csv")
         files += [out / f"{name}.md", out / f"{name}.csv"]
@@ -72,6 +76,7 @@ __all__ = [
     "summary_json",
     "table2",
     "table3",
+    "table3_channels",
     "to_markdown",
     "write_csv",
     "write_report",

@@ -104,6 +104,39 @@ def interface_use(episodes: tuple[EpisodeStats, ...]) -> InterfaceUse:
 
 
 @dataclass(frozen=True)
+class ChannelBehaviour:
+    """Hybrid Computer Use's Table 3 rows of one configuration (rates in [0, 1], ``None`` without data).
+
+    Attributes:
+        malformed_by_channel: Per channel, (parse failures + schema rejections) / calls.
+        consecutive_schema_failures: Share of episodes with two or more malformed calls in a row.
+        calls_per_channel: Mean calls per episode, per channel.
+        mean_batch_length: Mean steps per ``ax.act`` call.
+        observations_per_step: Calls that only observe (``ax.observe``, ``ax.find``) over all calls.
+        gui_window_changes: Share of GUI calls that opened, closed, moved or focused a window.
+    """
+
+    malformed_by_channel: dict[str, float]
+    consecutive_schema_failures: float | None
+    calls_per_channel: dict[str, float]
+    mean_batch_length: float | None
+    observations_per_step: float | None
+    gui_window_changes: float | None
+
+
+def channel_behaviour(episodes: tuple[EpisodeStats, ...]) -> ChannelBehaviour:
+    """Computes :class:`ChannelBehaviour` over a configuration's episodes."""
+    return ChannelBehaviour(
+        malformed_by_channel={str(c): r for c, r in metrics.malformed_rate_by_channel(episodes).items()},
+        consecutive_schema_failures=metrics.consecutive_schema_failure_rate(episodes),
+        calls_per_channel={str(c): n for c, n in metrics.calls_per_channel(episodes).items()},
+        mean_batch_length=metrics.mean_batch_length(episodes),
+        observations_per_step=metrics.observations_per_step(episodes),
+        gui_window_changes=metrics.gui_window_change_rate(episodes),
+    )
+
+
+@dataclass(frozen=True)
 class RunSummary:
     """The metrics of one run directory (one configuration).
 
@@ -222,6 +255,7 @@ def summary_json(run: RunSummary) -> dict[str, Any]:
         "tokens": None if run.tokens is None else asdict(run.tokens),
         "tokens_estimated": run.tokens_estimated,
         "behaviour": asdict(run.behaviour),
+        "channels": asdict(channel_behaviour(run.episodes)),
         "cost_usd": None if run.cost is None else asdict(run.cost),
         "stop": run.stop,
         "interfaces": None if run.interfaces is None else asdict(run.interfaces),

@@ -31,10 +31,12 @@ from pathlib import Path
 
 from hybrid_agent import metrics
 from hybrid_agent.cost import RunCost
-from hybrid_agent.metrics import Coverage, Estimate
-from hybrid_agent.report.summary import RunSummary
+from hybrid_agent.metrics import Channel, Coverage, Estimate
+from hybrid_agent.report.summary import RunSummary, channel_behaviour
 
 Row = dict[str, str]
+# The channels of the channel table, in its column order (an unattributed reply counts in none).
+CHANNEL_COLUMNS = (Channel.GUI, Channel.AX, Channel.MCP, Channel.BASH)
 
 
 def _pct(value: float | None) -> str:
@@ -190,6 +192,28 @@ def interface_columns(run: RunSummary) -> Row:
         ):
             row[name] = "; ".join(f"{d}: {show(v[key])}" for d, v in use.by_domain.items())
     return row
+
+
+def table3_channels(runs: Sequence[RunSummary]) -> list[Row]:
+    """Hybrid Computer Use's Table 3 rows, one row per configuration.
+
+    Malformed calls and calls per channel, repeated schema failures, ``ax.act`` batch
+    length and separate observations (:class:`~hybrid_agent.report.summary.ChannelBehaviour`).
+    """
+    rows = []
+    for run in runs:
+        c = channel_behaviour(run.episodes)
+        row: Row = {"config": run.label, "episodes": str(len(run.episodes))}
+        for channel in CHANNEL_COLUMNS:
+            rate, calls = c.malformed_by_channel.get(channel), c.calls_per_channel.get(channel)
+            row[f"malformed {channel} %"] = _pct(rate)
+            row[f"{channel} calls / episode"] = "-" if calls is None else f"{calls:.1f}"
+        row["2+ consecutive schema failures %"] = _pct(c.consecutive_schema_failures)
+        row["ax.act batch length"] = "-" if c.mean_batch_length is None else f"{c.mean_batch_length:.1f}"
+        row["observations / call %"] = _pct(c.observations_per_step)
+        row["GUI calls changing windows %"] = _pct(c.gui_window_changes)
+        rows.append(row)
+    return rows
 
 
 def to_markdown(rows: Sequence[Row]) -> str:

@@ -52,8 +52,9 @@ class ScreenCapture:
 
     Attributes:
         pixels: uint8 array of shape (H, W, 3), RGB.
-        layout_hash: Hash of the window layout (ids, geometry, stacking, focus)
-            at capture time; equal hashes mean coordinates still point at the same windows.
+        layout_hash: Fingerprint of the layout sample at capture time (desktop bounds,
+            viewable top-level windows with popups, stacking, focus:
+            ``guest.layout.LayoutSample``); a GUI action citing it is checked point by point.
         active_window: The focused window at capture time, when the backend reports it.
     """
 
@@ -145,7 +146,9 @@ class Desktop(Protocol):
         """Executes one validated ``computer_use`` action (pixel coordinates), then waits for the screen.
 
         With ``expected_layout`` (a :attr:`ScreenCapture.layout_hash`), the action is refused
-        before any input when the window layout changed since that frame.
+        before any input (``StaleFrameError``, with the reasons and the current layout in
+        its fields) unless each point it cites still lands in the same window with the
+        same geometry as in that frame (``guest.layout.stale_reasons``).
         ``timeout`` bounds the whole action; a hung app raises ``GuestRequestError``.
         With ``capture``, a backend that can returns the settled screen in the same
         exchange (:attr:`GuiResult.capture`, as :meth:`screenshot` with ``with_layout``

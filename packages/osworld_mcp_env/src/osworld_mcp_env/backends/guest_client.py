@@ -39,6 +39,7 @@ from osworld_mcp_env.errors import (
     StaleFrameError,
 )
 from osworld_mcp_env.guest.frame_delta import apply_runs, parse_runs
+from osworld_mcp_env.guest.layout import LayoutSample
 
 # The guest stops long work (typing, settling) this long before the caller's deadline,
 # so that its answer, not the socket timeout, ends the request.
@@ -335,6 +336,12 @@ class GuestClient:
         with _reading("/windows"):
             return [WindowInfo(**w) for w in state["windows"]]
 
+    def layout(self) -> LayoutSample:
+        """``GET /windows``' layout sample: what the stale-frame guard compares a cited frame with."""
+        state = self._json("GET", "/windows")
+        with _reading("/windows"):
+            return LayoutSample.from_dict(state["layout"])
+
     def active_window(self) -> WindowInfo | None:
         """``GET /active_window``: the focused window only (cheaper than the whole list)."""
         state = self._json("GET", "/active_window")
@@ -429,7 +436,9 @@ class GuestClient:
         reply = _decode("/gui", carried.encode() if carried is not None else data)
         with _reading("/gui"):
             settle_ms = float(reply.get("settle_ms", 0.0))
-        return GuiResult(input_events_emitted=True, settle_ms=settle_ms), headers, data
+            changes = reply.get("window_changes")
+            details = {"window_changes": _window_changes(changes)} if changes is not None else {}
+        return GuiResult(input_events_emitted=True, settle_ms=settle_ms, details=details), headers, data
 
     def reset_session(self, *, timeout: float | None = None) -> int:
         """``POST /session/reset``: kills the user's processes, keeps X/WM/servers; returns how many died."""
@@ -502,6 +511,24 @@ def _focus(endpoint: str, state: Any, *, with_layout: bool) -> Focus:
             layout_hash=str(state["layout_hash"]) if with_layout else "",
             changes=changes if isinstance(changes, int) and not isinstance(changes, bool) else None,
         )
+
+
+# Bounds on a reply's window changes: the guest is not trusted to be sane.
+MAX_WINDOW_CHANGES = 64
+MAX_WINDOW_LINE = 300
+
+
+def _window_changes(changes: Any) -> list[dict[str, str]]:
+    """A ``/gui`` reply's ``window_changes``, checked and bounded (``ValueError`` on another shape)."""
+    if not isinstance(changes, list):
+        raise ValueError("window_changes is not a list")
+    out = []
+    for change in changes[:MAX_WINDOW_CHANGES]:
+        kind, window = change["change"], change["window"]
+        if kind not in ("opened", "closed", "moved", "activated") or not isinstance(window, str):
+            raise ValueError(f"not a window change: {change!r:.200}")
+        out.append({"change": kind, "window": window[:MAX_WINDOW_LINE]})
+    return out
 
 
 def _window(header: str | None) -> WindowInfo | None:

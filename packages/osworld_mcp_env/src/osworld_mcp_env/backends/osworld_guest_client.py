@@ -8,8 +8,11 @@ steps and the evaluators run unchanged on an official image:
 
 - GUI input is pyautogui code run through ``POST /execute``, as OSWorld's controller
   does (:mod:`~osworld_mcp_env.backends.pyautogui_code`).
-- The window list, the focused window and the layout fingerprint come from one
-  short python-xlib script run through ``/execute`` (:data:`WINDOWS_SCRIPT`).
+- The window list, the focused window and the layout sample (the root's viewable
+  children, popups included, and the screen's bounds) come from one short
+  python-xlib script run through ``/execute`` (:data:`WINDOWS_SCRIPT`); the samples
+  reported are kept here, so the stale-frame guard compares a cited frame point by
+  point as the hybrid guest does (:mod:`~osworld_mcp_env.guest.layout`).
 - The wait after an action polls ``/screenshot`` until two captures agree
   (:class:`ScreenPoll`): OSWorld has no settle route, and its own host sleeps a
   fixed 2 s after every action instead.
@@ -32,12 +35,13 @@ from typing import Any
 import numpy as np
 from PIL import Image, UnidentifiedImageError
 
+from osworld_mcp_env.actions import cited_points
 from osworld_mcp_env.backends.base import ExecResult, GuiResult, ScreenCapture, WindowInfo
 from osworld_mcp_env.backends.guest_client import GuestClient, _reading, _status_error
 from osworld_mcp_env.backends.pyautogui_code import pyautogui_command
 from osworld_mcp_env.deadline import budget as deadline_budget
 from osworld_mcp_env.errors import GuestRequestError, StaleFrameError
-from osworld_mcp_env.guest.wire import layout_hash
+from osworld_mcp_env.guest.layout import LayoutMemory, LayoutSample, TopWindow, check_cited_frame
 
 OSWORLD_GUEST_PORT = 5000
 # The other guest ports OSWorld's host reaches, by name: Chrome's DevTools (a socat in the
@@ -51,15 +55,22 @@ WINDOWS_TIMEOUT_S = 30.0
 
 # Run as the desktop user through ``/execute`` with ``python`` (OSWorld's controller's
 # interpreter, which has python-xlib for pyautogui). Prints
-# ``{"windows": [[id, title, class, x, y, w, h], ...] bottom first, "active": id or 0}``.
+# ``{"windows": [[id, title, class, x, y, w, h, frame id], ...] bottom first, "active": id or 0,
+# "tops": [[id, x, y, w, h, override_redirect], ...] bottom first, "screen": [w, h]}``.
 WINDOWS_SCRIPT = r"""
 import json
-from Xlib import Xatom, display, error
+from Xlib import X, Xatom, display, error
 d = display.Display()
 root = d.screen().root
 def prop(w, name, kind):
     p = w.get_full_property(d.intern_atom(name), kind)
     return p.value if p else None
+def top(w):
+    while True:
+        parent = w.query_tree().parent
+        if not parent or parent.id == root.id:
+            return w.id
+        w = parent
 out = []
 for wid in prop(root, "_NET_CLIENT_LIST_STACKING", Xatom.WINDOW) or []:
     w = d.create_resource_object("window", wid)
@@ -71,11 +82,25 @@ for wid in prop(root, "_NET_CLIENT_LIST_STACKING", Xatom.WINDOW) or []:
         cls = w.get_wm_class()
         g = w.get_geometry()
         o = w.translate_coords(root, 0, 0)
+        frame = top(w)
     except (error.BadWindow, error.BadDrawable):
         continue
-    out.append([int(wid), str(title), ".".join(cls) if cls else "", -o.x, -o.y, g.width, g.height])
+    out.append([int(wid), str(title), ".".join(cls) if cls else "", -o.x, -o.y, g.width, g.height, frame])
+tops = []
+for w in root.query_tree().children:
+    try:
+        a = w.get_attributes()
+        if a.map_state != X.IsViewable:
+            continue
+        g = w.get_geometry()
+    except (error.BadWindow, error.BadDrawable):
+        continue
+    b = 2 * g.border_width
+    tops.append([w.id, g.x, g.y, g.width + b, g.height + b, int(a.override_redirect)])
+size = root.get_geometry()
 active = prop(root, "_NET_ACTIVE_WINDOW", Xatom.WINDOW)
-print(json.dumps({"windows": out, "active": int(active[0]) if active is not None and len(active) else 0}))
+active = int(active[0]) if active is not None and len(active) else 0
+print(json.dumps({"windows": out, "active": active, "tops": tops, "screen": [size.width, size.height]}))
 """
 
 
@@ -127,6 +152,7 @@ class OSWorldGuestClient(GuestClient):
     ) -> None:
         super().__init__(host=host, port=port, token=None, timeout=timeout)
         self.poll = poll or ScreenPoll()
+        self.layouts = LayoutMemory()
 
     def health(self, *, timeout: float = 2.0) -> bool:
         """True when ``GET /screenshot`` returns a PNG: OSWorld's own readiness probe.
@@ -167,8 +193,8 @@ class OSWorldGuestClient(GuestClient):
     def screenshot(self, *, with_layout: bool = False, timeout: float | None = None) -> ScreenCapture:
         """``GET /screenshot`` as RGB, with the focused window (and layout hash) from the window script."""
         pixels = self._capture(timeout=timeout)
-        windows, active = self._window_state()
-        layout = layout_hash(windows, active) if with_layout else ""
+        _, active, sample = self._window_state()
+        layout = self.layouts.remember(sample) if with_layout else ""
         return ScreenCapture(pixels=pixels, layout_hash=layout, active_window=active)
 
     def windows(self) -> list[WindowInfo]:
@@ -178,11 +204,6 @@ class OSWorldGuestClient(GuestClient):
     def active_window(self) -> WindowInfo | None:
         """The focused window (the window script)."""
         return self._window_state()[1]
-
-    def focus_and_layout(self) -> tuple[WindowInfo | None, str]:
-        """The focused window and the window-layout fingerprint, from one run of the window script."""
-        windows, active = self._window_state()
-        return active, layout_hash(windows, active)
 
     def gui(
         self,
@@ -206,14 +227,13 @@ class OSWorldGuestClient(GuestClient):
         budget = deadline_budget(self.timeout if timeout is None else timeout)
         command = pyautogui_command(action["action"], action.get("arguments", {}))
         if expected_layout:
-            _, current = self.focus_and_layout()
-            if current != expected_layout:
-                raise StaleFrameError(
-                    "/execute",
-                    409,
-                    "The window layout changed since the cited frame; no input was sent.",
-                    {"input_events_emitted": False, "layout_hash": current},
-                )
+            current = self._window_state()[2]
+            points = cited_points(action["action"], action.get("arguments", {}))
+            refusal = check_cited_frame(self.layouts, expected_layout, current, points)
+            if refusal is not None:
+                reasons = "; ".join(refusal["reasons"])
+                message = f"The layout changed where the action points since the cited frame: {reasons}."
+                raise StaleFrameError("/execute", 409, message, refusal)
         result = self.execute(command, timeout=budget)
         if not result.ok:
             raise GuestRequestError("/execute", 200, f"pyautogui failed: {result.error[-500:]}")
@@ -256,7 +276,8 @@ class OSWorldGuestClient(GuestClient):
         except (UnidentifiedImageError, OSError, ValueError) as exc:
             raise GuestRequestError("/screenshot", 200, f"not an image: {exc}") from exc
 
-    def _window_state(self) -> tuple[list[WindowInfo], WindowInfo | None]:
+    def _window_state(self) -> tuple[list[WindowInfo], WindowInfo | None, LayoutSample]:
+        """The managed windows (bottom first), the focused one and the layout sample, from one script run."""
         result = self.execute(["python", "-c", WINDOWS_SCRIPT], timeout=WINDOWS_TIMEOUT_S)
         if not result.ok:
             raise GuestRequestError("/execute", 200, f"window script failed: {result.error[-500:]}")
@@ -269,4 +290,12 @@ class OSWorldGuestClient(GuestClient):
                 for w in state["windows"]
             ]  # fmt: skip
             active = next((w for w in windows if w.window_id == int(state["active"])), None)
-        return windows, active
+            titles = {int(w[7]): str(w[1]) for w in state["windows"]}
+            tops = tuple(
+                TopWindow(window_id=int(t[0]), x=int(t[1]), y=int(t[2]), width=int(t[3]), height=int(t[4]),
+                          override_redirect=bool(t[5]), title="" if t[5] else titles.get(int(t[0]), ""))
+                for t in state["tops"]
+            )  # fmt: skip
+            width, height = state["screen"]
+            sample = LayoutSample(screen=(int(width), int(height)), windows=tops, active=int(state["active"]))
+        return windows, active, sample

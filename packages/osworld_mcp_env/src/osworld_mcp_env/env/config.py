@@ -35,7 +35,10 @@ class EnvConfig:
             ``{"name": "<namespace>.<tool>", ...}`` calls.
         enable_bash: Accept ``{"name": "bash", ...}`` calls (run as the desktop user).
         bash_output_chars: Output of a bash call beyond this is cut, with a marker.
-        stale_guard: Refuse GUI actions citing a frame whose window layout changed.
+        stale_guard: Refuse a GUI action that cites a frame (``frame_id``) when a point it
+            cites no longer lands in the same window with the same geometry
+            (``guest.layout``: menus and popups count). On by default: an action that
+            cites no frame is never refused, and the sample costs ~1 ms per observation.
         cache_dirs: Local directories that stand in for the internet for ``download`` steps.
         max_sleep_s: Cap of one ``sleep`` step of a task.
         step_timeout_s: Deadline of one whole ``step`` (action, settle wait,
@@ -72,7 +75,7 @@ class EnvConfig:
     enable_mcp: bool = True
     enable_bash: bool = False
     bash_output_chars: int = 10_000
-    stale_guard: bool = False
+    stale_guard: bool = True
     cache_dirs: tuple[str, ...] = ()
     max_sleep_s: float = 5.0
     step_timeout_s: float = 60.0

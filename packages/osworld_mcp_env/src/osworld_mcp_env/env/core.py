@@ -298,6 +298,8 @@ class OSWorldMCPEnv(gym.Env[dict[str, Any], Call]):
         except DesktopError as exc:
             return desktop_fault(exc), False, None
         info["timings"] = {"settle_ms": result.settle_ms}
+        if "window_changes" in result.details:
+            info["window_changes"] = result.details["window_changes"]
         return None, False, result.capture
 
     def _wait(self, seconds: float) -> ActionError | None:

@@ -29,10 +29,16 @@ def desktop_fault(exc: DesktopError) -> ActionError:
         }
         return ActionError(ErrorCode.TIMEOUT, f"The desktop did not finish in time: {exc.detail}", progress)
     if isinstance(exc, StaleFrameError):
+        reasons = exc.fields.get("reasons")
+        said = "; ".join(map(str, reasons)) if isinstance(reasons, list) and reasons else "the window layout"
+        evidence: dict[str, Any] = {
+            k: exc.fields[k] for k in ("reasons", "layout", "layout_hash") if k in exc.fields
+        }
         return ActionError(
             ErrorCode.STALE_GUI_FRAME,
-            "The window layout changed since the cited frame; no input was sent. Look at the new screenshot.",
-            {"input_events_emitted": False},
+            f"The screen changed where the action points since the cited frame ({said}). "
+            "Read the coordinates again from the new screenshot; do not repeat the old ones.",
+            {"input_events_emitted": False, **evidence},
         )
     if isinstance(exc, InputRejected):
         return ActionError(ErrorCode.INVALID_ARGUMENTS, exc.detail, {"input_events_emitted": False})

@@ -5,11 +5,16 @@ away, and a naive walk of LibreOffice Calc hangs on a table that reports 2^31
 children. So the server never imports pyatspi: it runs this module with a
 timeout (``python -m osworld_mcp_env.guest.a11y``) and reads its stdout.
 Tables are summarised, never walked; only nodes in the ``showing`` state are kept.
+States are written as OSWorld's dumper writes them, ``StateType`` names in lower case
+with underscores (``st:has_tooltip``), never pyatspi's display names (``has tooltip``),
+whose spaces made the document invalid XML; names and text lose the characters XML 1.0
+cannot carry (a window title may hold any byte).
 """
 
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 import xml.etree.ElementTree as ET
 
@@ -24,6 +29,18 @@ MAX_CHILDREN = 1024
 MAX_TEXT = 2000
 # Roles whose children are cells addressed through the Table interface.
 TABLE_ROLES = {"table", "tree table", "tree"}
+# What XML 1.0 cannot carry: C0 controls but tab, newline and carriage return; lone surrogates; U+FFFE/F.
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
+def state_name(enum_name: str) -> str:
+    """The attribute name OSWorld writes for a ``StateType`` (``STATE_HAS_TOOLTIP`` -> ``has_tooltip``)."""
+    return enum_name.removeprefix("STATE_").lower()
+
+
+def xml_text(text: str) -> str:
+    """``text`` without the characters an XML 1.0 document cannot hold."""
+    return _NOT_XML.sub("", text)
 
 
 def dump_tree(max_nodes: int) -> str:
@@ -50,12 +67,13 @@ def _walk(node, parent: ET.Element, depth: int, budget: list[int], pyatspi) -> N
         states = node.getState().getStates()
     except Exception:
         return
-    state_names = {pyatspi.stateToString(s) for s in states}
+    known = pyatspi.StateType._enum_lookup  # OSWorld's dumper reads the same table
+    state_names = {state_name(known.get(int(s), f"STATE_{int(s)}")) for s in states}
     if depth > 1 and "showing" not in state_names:
         return
     budget[0] -= 1
     element = ET.SubElement(parent, role.replace(" ", "-"))
-    element.set("name", node.name or "")
+    element.set("name", xml_text(node.name or ""))
     for state in sorted(state_names):
         element.set(f"{{{NS['st']}}}{state}", "true")
     try:
@@ -68,7 +86,7 @@ def _walk(node, parent: ET.Element, depth: int, budget: list[int], pyatspi) -> N
         pass
     try:
         text = node.queryText()
-        element.text = text.getText(0, min(text.characterCount, MAX_TEXT))
+        element.text = xml_text(text.getText(0, min(text.characterCount, MAX_TEXT)))
     except NotImplementedError:
         pass
     if role in TABLE_ROLES:

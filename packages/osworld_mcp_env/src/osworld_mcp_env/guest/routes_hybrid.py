@@ -12,13 +12,12 @@ import struct
 import time
 from typing import Any
 
-from osworld_mcp_env.actions import INPUT_ACTIONS
+from osworld_mcp_env.actions import INPUT_ACTIONS, cited_points
 from osworld_mcp_env.guest.frame_delta import format_runs, pack_runs
+from osworld_mcp_env.guest.layout import check_cited_frame, window_changes
 from osworld_mcp_env.guest.settle import MAX_TIMER_HORIZON_MS, SettleConfig
 from osworld_mcp_env.guest.state import Guest
 from osworld_mcp_env.guest.transport import Request, RequestError, Response, route
-from osworld_mcp_env.guest.wire import WindowInfo as Window
-from osworld_mcp_env.guest.wire import layout_hash
 from osworld_mcp_env.guest.xinput import InputCancelled, UnknownKey
 from osworld_mcp_env.mcp_host.apps import app_from_wm_class
 
@@ -61,27 +60,28 @@ def _frame(guest: Guest, since: str | None, *, layout: bool) -> tuple[bytes | me
     # The focused window rides along: one round trip per observation instead of two.
     active = guest.windows.active()
     if layout:
-        headers["X-Layout-Hash"] = layout_hash(guest.windows.list(), active)
+        headers["X-Layout-Hash"] = guest.windows.layout().fingerprint
     headers["X-Active-Window"] = json.dumps(active.to_dict() if active else None, ensure_ascii=True)
     return body, headers
 
 
 @route("/windows", "GET")
 def windows(guest: Guest, request: Request) -> Response:
-    """Managed windows (bottom to top), the active one, the layout hash (``?changes=1``: :func:`_focus`)."""
+    """Managed windows (bottom first), the focus, the layout sample and hash (``?changes=1``: ``_focus``)."""
     listed = guest.windows.list()
-    focus = _focus(guest, windows=listed, changes=request.query.get("changes") == "1")
-    return Response({"windows": [w.to_dict() for w in listed], **focus})
+    focus = _focus(guest, layout=True, changes=request.query.get("changes") == "1")
+    layout = guest.windows.layout()  # cached: the sample the fingerprint above was taken from
+    return Response({"windows": [w.to_dict() for w in listed], **focus, "layout": layout.to_dict()})
 
 
 @route("/active_window", "GET")
 def active_window(guest: Guest, request: Request) -> Response:
     """The focused window only (``?changes=1``: :func:`_focus`)."""
-    return Response(_focus(guest, windows=None, changes=request.query.get("changes") == "1"))
+    return Response(_focus(guest, layout=False, changes=request.query.get("changes") == "1"))
 
 
-def _focus(guest: Guest, *, windows: list[Window] | None, changes: bool = True) -> dict[str, Any]:
-    """The focused window, the layout hash with ``windows`` (just listed), the change count with ``changes``.
+def _focus(guest: Guest, *, layout: bool, changes: bool = True) -> dict[str, Any]:
+    """The focused window, the layout sample's fingerprint with ``layout``, the change count with ``changes``.
 
     The count is exact when the reply leaves (null: unknown). A host that reads the
     screen itself (the local backend's screen file) reads it after this reply: an
@@ -89,8 +89,8 @@ def _focus(guest: Guest, *, windows: list[Window] | None, changes: bool = True) 
     """
     active = guest.windows.active()
     focus: dict[str, Any] = {"active": active.to_dict() if active else None}
-    if windows is not None:
-        focus["layout_hash"] = layout_hash(windows, active)
+    if layout:
+        focus["layout_hash"] = guest.windows.layout().fingerprint
     if changes:
         focus["changes"] = guest.damage.count_now()
     return focus
@@ -111,12 +111,18 @@ def gui(guest: Guest, request: Request) -> Response:
     guest's :meth:`SettleConfig.for_app` (LibreOffice 800 ms, the rest 400 ms), each
     :data:`MAX_TIMER_HORIZON_MS` at most: longer waits for app timers due later after
     the input, such as Calc's toolbar refreshes 0.5-0.8 s after a click.
-    With ``expected_layout`` the action is refused before any input (409,
-    ``stale_gui_frame``) when the window layout changed since that hash. With
+    With ``expected_layout`` (the fingerprint of the cited frame's layout sample) the
+    action is refused before any input (409, ``stale_gui_frame``) unless every point it
+    cites still lands in the same window with the same geometry
+    (:func:`~osworld_mcp_env.guest.layout.check_cited_frame`); the refusal carries the
+    reasons and the current layout. With
     ``deadline_s`` the action ends by then: typing stops between keystrokes and
     the settle wait is cut (504, ``timeout``, saying how many characters went out).
     Typing also stops as soon as the client hangs up, so an abandoned action
     never types into the next one.
+
+    The result lists the top-level windows the action opened, closed or moved and a new
+    focus (``window_changes``, :func:`~osworld_mcp_env.guest.layout.window_changes`).
 
     With ``observe`` the reply also carries what an observation right after would
     ask for, taken once the wait ended: one round trip per step instead of two (a
@@ -146,16 +152,19 @@ def gui(guest: Guest, request: Request) -> Response:
     try:
         active = guest.windows.active()
         settle_config = settle_config.for_app(app_from_wm_class(active.wm_class) if active else "")
+        before = guest.windows.layout()
         expected = payload.get("expected_layout")
         if expected:
-            current = layout_hash(guest.windows.list(), active)
-            if current != expected:
+            refusal = check_cited_frame(
+                guest.windows.memory, str(expected), before, cited_points(action, arguments)
+            )
+            if refusal is not None:
+                reasons = "; ".join(refusal["reasons"])
                 raise RequestError(
                     409,
-                    "The window layout changed since the cited frame; no input was sent.",
+                    f"The layout changed where the action points since the cited frame: {reasons}.",
                     code="stale_gui_frame",
-                    input_events_emitted=False,
-                    layout_hash=current,
+                    **refusal,
                 )
         if cancelled():
             raise _timeout("No time was left for the action; no input was sent.", emitted=False)
@@ -173,9 +182,14 @@ def gui(guest: Guest, request: Request) -> Response:
         settle_ms = 0.0
         if mark is not None:
             settle_ms = guest.settler.wait(_within(settle_config, deadline), mark)
+        try:
+            changes: list[dict[str, Any]] | None = window_changes(before, guest.windows.layout())
+        except Exception:  # the input happened: its result must reach the host
+            log.exception("the window changes after a GUI action could not be read")
+            changes = None
     finally:
         guest._gui_lock.release()
-    result = {"input_events_emitted": True, "settle_ms": settle_ms}
+    result = {"input_events_emitted": True, "settle_ms": settle_ms, "window_changes": changes}
     return _with_observation(guest, result, payload)
 
 
@@ -189,8 +203,7 @@ def _with_observation(guest: Guest, result: dict[str, Any], payload: dict[str, A
             headers["X-Gui-Result"] = json.dumps(result)
             return Response(body, content_type="application/octet-stream", headers=headers)
         if observe == "focus":
-            listed = guest.windows.list() if layout else None
-            return Response({**result, "focus": _focus(guest, windows=listed)})
+            return Response({**result, "focus": _focus(guest, layout=layout)})
     except Exception:  # the input happened: its result must reach the host
         log.exception("the observation after a GUI action failed; the host takes its own")
     return Response(result)
