@@ -119,6 +119,9 @@ NAMESPACES: tuple[str, ...] = tuple(
 )
 """Every namespace name, in a stable order (the order servers mount and tools list)."""
 
+OSWORLD_NAMESPACES: tuple[str, ...] = tuple(n for n in NAMESPACES if NAMESPACE_TABLE.get(n).osworld_groups)
+"""The namespaces with OSWorld-MCP's schemas: the study's tool lists (``ax`` is not among them)."""
+
 
 __all__ = [
     "AX",
@@ -129,6 +132,7 @@ __all__ = [
     "LIBREOFFICE_WRITER",
     "NAMESPACES",
     "NAMESPACE_TABLE",
+    "OSWORLD_NAMESPACES",
     "OS",
     "VLC",
     "Namespace",
