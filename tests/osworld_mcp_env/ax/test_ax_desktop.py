@@ -88,8 +88,9 @@ def test_set_value_on_a_push_button_is_unsupported_and_sends_nothing(env):
 
 
 def test_a_ref_of_a_closed_dialog_is_stale_and_nothing_reaches_the_document(env):
-    env.reset(options={"task": "writer-replace-word"})
-    doc = "/home/user/report.docx"
+    """In Calc: Writer's blinking caret moves the damage counter with no input at all."""
+    env.reset(options={"task": "calc-sum-column"})
+    doc = "/home/user/numbers.xlsx"
     text, info = step(
         env, "ax.act", steps=[{"op": "key", "keys": "ctrl+shift+s"}, {"wait": "window", "name": "Save"}]
     )
@@ -99,7 +100,7 @@ def test_a_ref_of_a_closed_dialog_is_stale_and_nothing_reaches_the_document(env)
     cancel = ref_of(dialog, "Cancel")
     _text, info = step(env, "ax.act", steps=[{"op": "key", "keys": "Escape"}, {"wait": "stable", "ms": 400}])
     assert "error" not in info, info["error"]
-    assert "Writer" in observe(env, max_lines=5).splitlines()[0]
+    assert "Calc" in observe(env, max_lines=5).splitlines()[0]
     before_bytes, before_damage = document_bytes(env, doc), damage_count(env)
     _text, info = step(env, "ax.act", steps=[{"op": "press", "ref": cancel}])
     error = info["error"]
