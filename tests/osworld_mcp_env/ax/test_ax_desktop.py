@@ -187,3 +187,22 @@ def test_ax_tools_are_not_offered_or_callable_without_the_option(make_env):
     assert not any(t["name"].startswith("ax.") for t in info["tools"])
     _text, info = step(env, "ax.observe")
     assert info["error"]["code"] == "unknown_tool"
+
+
+def test_a_process_registered_under_libreoffices_name_cannot_take_over_its_refs(env):
+    """A real AT-SPI application of the desktop user (mousepad started as ``soffice``) after Calc died."""
+    env.reset(options={"task": "calc-sum-column"})
+    view = observe(env)
+    window, bold = REF.findall(view)[0], ref_of(view, "Bold")
+    desktop = env.unwrapped._episode.desktop
+    for pid in desktop.execute(["pgrep", "-x", "soffice.bin"]).output.split():
+        desktop.execute(["kill", "-9", pid])
+    desktop.launch(["bash", "-c", "exec -a soffice mousepad '/home/user/numbers.xlsx - LibreOffice Calc'"])
+    text, info = step(env, "ax.act", steps=[{"wait": "window", "name": "LibreOffice Calc", "timeout_s": 20}])
+    assert "error" not in info, info["error"]
+    impostor = observe(env)
+    assert "Mousepad" in impostor.splitlines()[0] and window not in REF.findall(impostor)
+    for ref in (bold, window):
+        _text, info = step(env, "ax.act", steps=[{"op": "press", "ref": ref}])
+        assert info["error"]["code"] == "stale_element_ref", info["error"]
+        assert info["error"]["input_events_emitted"] is False
