@@ -49,7 +49,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     env = gym.make("osworld_mcp_env:OSWorldMCP-v0", ax_tools=True)
     try:
-        print("| task | raw chars | raw tokens | compact chars | compact tokens | ratio | observe median ms | p90 ms |")
+        print(
+            "| task | raw chars | raw tokens | compact chars | compact tokens | ratio | median ms | p90 ms |"
+        )
         print("|---|---:|---:|---:|---:|---:|---:|---:|")
         for task in args.tasks:
             m = measure(env, task, args.n)

@@ -91,7 +91,7 @@ def test_a_ref_of_a_closed_dialog_is_stale_and_nothing_reaches_the_document(env)
     """In Calc: Writer's blinking caret moves the damage counter with no input at all."""
     env.reset(options={"task": "calc-sum-column"})
     doc = "/home/user/numbers.xlsx"
-    text, info = step(
+    _text, info = step(
         env, "ax.act", steps=[{"op": "key", "keys": "ctrl+shift+s"}, {"wait": "window", "name": "Save"}]
     )
     assert "error" not in info, info["error"]
@@ -127,7 +127,7 @@ def test_a_batch_stops_at_its_stale_step_and_never_runs_the_rest(env):
     found, _ = step(env, "ax.find", text="zzz")
     assert found.startswith("Read: No element matches"), found
     after = observe(env)
-    assert f"Bold[{bold}] (on)" not in after and f"'Bold' (on)" not in after
+    assert f"Bold[{bold}] (on)" not in after and "'Bold' (on)" not in after
 
 
 def test_toggling_bold_shows_in_the_diff_with_a_confirmed_state_change(env):
@@ -198,7 +198,7 @@ def test_a_process_registered_under_libreoffices_name_cannot_take_over_its_refs(
     for pid in desktop.execute(["pgrep", "-x", "soffice.bin"]).output.split():
         desktop.execute(["kill", "-9", pid])
     desktop.launch(["bash", "-c", "exec -a soffice mousepad '/home/user/numbers.xlsx - LibreOffice Calc'"])
-    text, info = step(env, "ax.act", steps=[{"wait": "window", "name": "LibreOffice Calc", "timeout_s": 20}])
+    _text, info = step(env, "ax.act", steps=[{"wait": "window", "name": "LibreOffice Calc", "timeout_s": 20}])
     assert "error" not in info, info["error"]
     impostor = observe(env)
     assert "Mousepad" in impostor.splitlines()[0] and window not in REF.findall(impostor)
@@ -206,3 +206,18 @@ def test_a_process_registered_under_libreoffices_name_cannot_take_over_its_refs(
         _text, info = step(env, "ax.act", steps=[{"op": "press", "ref": ref}])
         assert info["error"]["code"] == "stale_element_ref", info["error"]
         assert info["error"]["input_events_emitted"] is False
+
+
+@pytest.mark.parametrize("task", ["calc-sum-column", "writer-replace-word"])
+def test_the_ax_oracle_solves_the_task_through_ax_act_alone(env, task):
+    from osworld_mcp_env.tasks.bundled import bundled_solution
+
+    script = bundled_solution(task, "ax")
+    assert {call["name"] for call in script} == {"ax.act", "computer_use"}
+    assert script[-1]["arguments"]["action"] == "terminate"
+    env.reset(options={"task": task})
+    reward = 0.0
+    for call in script:
+        _obs, reward, _term, _trunc, info = env.step(call)
+        assert "error" not in info, info["error"]
+    assert reward == 1.0, info.get("evaluation")

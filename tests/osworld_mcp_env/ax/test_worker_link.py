@@ -9,7 +9,7 @@ import pytest
 from osworld_mcp_env.ax.link import MAX_REPLY_BYTES, WorkerFault, WorkerLink
 from osworld_mcp_env.ax.records import UntrustedAnswer, parse_records, supported_ops
 
-READY = "import sys; sys.stdout.write('{\"ok\": true, \"ready\": true}\\n'); sys.stdout.flush(); "
+READY = 'import sys; sys.stdout.write(\'{"ok": true, "ready": true}\\n\'); sys.stdout.flush(); '
 
 
 def link_running(body: str) -> WorkerLink:
@@ -22,7 +22,9 @@ def link_running(body: str) -> WorkerLink:
 
 
 def test_an_answer_past_the_bound_kills_the_worker_and_fails_the_request():
-    link = link_running(f"sys.stdin.readline(); sys.stdout.write('x' * {MAX_REPLY_BYTES + 10}); sys.stdout.flush()")
+    link = link_running(
+        f"sys.stdin.readline(); sys.stdout.write('x' * {MAX_REPLY_BYTES + 10}); sys.stdout.flush()"
+    )
     with pytest.raises(WorkerFault, match="passed"):
         link.request({"cmd": "ping"}, timeout_s=20)
     assert link.pid is None
@@ -39,7 +41,9 @@ def test_a_silent_worker_is_stopped_at_the_deadline_and_the_next_request_starts_
 
 
 def test_refs_keep_counting_across_worker_restarts():
-    link = link_running("sys.stdin.readline(); sys.stdout.write('{\"ok\": true, \"next_ref\": 41}\\n'); sys.stdout.flush()")
+    link = link_running(
+        'sys.stdin.readline(); sys.stdout.write(\'{"ok": true, "next_ref": 41}\\n\'); sys.stdout.flush()'
+    )
     assert link.request({"cmd": "ping"}, timeout_s=10)["ok"]
     assert link.next_ref == 41
     link.close()
@@ -70,6 +74,8 @@ def test_a_long_name_is_cut_and_an_unknown_operation_dropped():
 
 
 def test_a_push_button_with_a_value_interface_offers_no_set_value():
-    ops = supported_ops("push button", frozenset({"Action", "Component", "Value"}), frozenset({"focusable"}), False)
+    ops = supported_ops(
+        "push button", frozenset({"Action", "Component", "Value"}), frozenset({"focusable"}), False
+    )
     assert "set_value" not in ops and {"press", "click", "focus"} <= set(ops)
     assert "set_value" in supported_ops("slider", frozenset({"Value"}), frozenset(), False)

@@ -132,8 +132,8 @@ __all__ = [
     "LIBREOFFICE_WRITER",
     "NAMESPACES",
     "NAMESPACE_TABLE",
-    "OSWORLD_NAMESPACES",
     "OS",
+    "OSWORLD_NAMESPACES",
     "VLC",
     "Namespace",
 ]
