@@ -14,15 +14,17 @@ import argparse
 import statistics
 import sys
 
+from typing import Any
+
 import gymnasium as gym
 
 DEFAULT_TASKS = ("calc-sum-column", "writer-replace-word", "impress-set-title", "os-create-file")
 
 
-def measure(env: gym.Env, task: str, calls: int) -> dict[str, float]:
+def measure(env: gym.Env, task: str, calls: int) -> dict[str, Any]:
     """Raw and compact sizes of the focused window's app and the observe latency of one task."""
     env.reset(options={"task": task})
-    episode = env.unwrapped._episode
+    episode: Any = env.unwrapped._episode  # type: ignore[attr-defined]
     raw = episode.desktop.accessibility_tree()
     latencies, view = [], ""
     for _ in range(calls):
