@@ -88,3 +88,13 @@ def test_the_diff_names_changed_new_and_gone_refs():
 def test_describe_marks_editable_text():
     field = rec("e9", "text", "Name Box", text="A1", states=["editable", "enabled"], ops=["set_text"])
     assert describe(field) == "text [e9] 'Name Box' = 'A1' editable"
+
+
+def test_a_screen_full_of_cells_prints_sixty_and_counts_the_rest():
+    cells = [rec(f"e{100 + i}", "table cell", f"A{i + 1}", parent="e40", text=str(i), cell=f"A{i + 1}")
+             for i in range(500)]  # fmt: skip
+    table = rec("e40", "table", "Sheet", children=[c.ref for c in cells], ops=[],
+                table={"rows": 1048576, "columns": 16384, "visible": "A1:A500"})  # fmt: skip
+    view = render([rec("e1", "frame", "S", children=["e40"], ops=[]), table, *cells], "e1")
+    assert "A60[e159]=59" in view and "A61[" not in view and "… 440 more cells" in view
+    assert len(view) < 1500

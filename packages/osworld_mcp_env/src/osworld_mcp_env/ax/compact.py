@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from osworld_mcp_env.ax.records import WRAPPER_ROLES, Record
 
 MAX_LABEL = 48
+MAX_CELLS = 60  # cells printed on a table's line; a full screen of data would pass the budget
 DROPPED_ROLES = frozenset({"separator"})
 # Operations that make an element worth a line even without a name or text.
 ACTING_OPS = frozenset({"press", "click", "toggle", "set_text", "set_value", "select"})
@@ -144,7 +145,10 @@ def render(records: Sequence[Record], root: str, *, max_lines: int = 200) -> str
         leaves = [c for c in node.children if not c.children]
         if leaves:
             group_role = Counter(c.record.role for c in leaves).most_common(1)[0][0]
-            tokens = " ".join(_token(c.record, group_role) for c in leaves)
+            shown = leaves[:MAX_CELLS] if rec.table is not None else leaves
+            tokens = " ".join(_token(c.record, group_role) for c in shown)
+            if len(shown) < len(leaves):
+                tokens += f" … {len(leaves) - len(shown)} more cells: ax.find(text=...) or ax.find(name='C7')"
             lines.append(f"{pad}{describe(rec)}: {tokens}")
         else:
             lines.append(pad + describe(rec))
