@@ -193,7 +193,7 @@ def act(
         diff = _diff_with_last(app) if result.error is None or app.link.generation == generation else []
     summary = [f"{s['step']}. {s['what']}: " + _evidence_text(s) for s in result.steps]
     windows = [f"{kind}: {', '.join(items)}" for kind, items in result.windows.items()]
-    data = {"steps": result.steps, "windows": result.windows, "diff": diff}
+    data = {"steps": result.steps}  # window changes and the diff are lines of the text already
     if result.error is not None:
         return ActFailure.of(result.error, result.stopped_at, summary, windows, diff, data)
     text = "\n".join(
