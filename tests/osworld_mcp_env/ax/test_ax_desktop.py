@@ -28,8 +28,8 @@ def env() -> Iterator[gym.Env]:
     e.close()
 
 
-def step(env: gym.Env, name: str, **arguments: Any) -> tuple[str, dict[str, Any]]:
-    obs, _reward, _term, _trunc, info = env.step({"name": name, "arguments": arguments})
+def step(env: gym.Env, tool: str, **arguments: Any) -> tuple[str, dict[str, Any]]:
+    obs, _reward, _term, _trunc, info = env.step({"name": tool, "arguments": arguments})
     return obs["tool_result"], info
 
 
@@ -221,3 +221,17 @@ def test_the_ax_oracle_solves_the_task_through_ax_act_alone(env, task):
         _obs, reward, _term, _trunc, info = env.step(call)
         assert "error" not in info, info["error"]
     assert reward == 1.0, info.get("evaluation")
+
+
+def test_calc_cells_found_by_address_take_set_text_as_the_calc_tools_read_it(env):
+    env.reset(options={"task": "calc-sum-column"})
+    found, info = step(env, "ax.find", role="table cell", text="30")
+    assert "error" not in info and "'A3' = '30'" in found, found
+    far, _ = step(env, "ax.find", name="C500")  # beyond the visible range: read through the Table interface
+    assert "table cell [e" in far and "'C500'" in far
+    a3 = REF.findall(found)[0]
+    text, info = step(env, "ax.act", steps=[{"op": "set_text", "ref": a3, "text": "31"}])
+    assert "error" not in info, info["error"]
+    assert f"0. set_text [{a3}] text='31': delivered, invoked, state_change confirmed" in text, text
+    column, info = step(env, "libreoffice_calc.get_column_data", column_name="A")
+    assert "error" not in info and "[12, 7, 31, 5, 46]" in column.replace(".0", ""), column

@@ -226,6 +226,9 @@ class BatchRunner:
         evidence = {k: v for k, v in evidence.items() if v is not None}
         if evidence.get("delivery") not in ("delivered", "not_delivered", "unknown"):
             evidence["delivery"] = "unknown"
+        if evidence.get("detail"):  # the operation raised after the guard: its effect is unknown
+            message = f"{step.describe()}: {_text(evidence['detail'])}"
+            return {"failure": {**_error("tool_error", message, None, "execution"), "evidence": evidence}}
         return evidence
 
     # --- waits ------------------------------------------------------------------

@@ -628,17 +628,16 @@ class Worker:
         raise Failure(FailureCode.UNSUPPORTED_OPERATION, f"{op.value} has no implementation.")
 
     def _select_cell(self, bound: Bound) -> bool:
-        table_bound = self.bound[bound.record.parent or ""]
-        table = table_bound.acc
+        """Moves Calc's cell cursor to the cell (its grabFocus does; a Selection change does not)."""
+        table = self.bound[bound.record.parent or ""].acc
         row, col = bound.record.path[-2:]
-        columns = table.queryTable().nColumns
-        selected = bool(table.querySelection().selectChild(row * columns + col))
+        moved = bool(bound.acc.queryComponent().grabFocus())
         # The cell cursor moves asynchronously: typing before it arrives would write the old cell.
         deadline = time.monotonic() + CONFIRM_S * 2
         while time.monotonic() < deadline:
             cell = table.queryTable().getAccessibleAt(row, col)
             if cell is not None and cell.getState().contains(self.at.STATE_FOCUSED):
-                return selected
+                return moved
             time.sleep(POLL_S)
         raise RuntimeError(f"{bound.record.cell} did not take the cell cursor; nothing was typed")
 
