@@ -354,10 +354,10 @@ def window_changes(before: dict[str, Record], after: dict[str, Record]) -> dict[
     changes: dict[str, list[str]] = {
         "opened": [label(r) for ref, r in after.items() if ref not in before],
         "closed": [label(r) for ref, r in before.items() if ref not in after],
-        "activated": [
+        "activated": [  # a window opened active counts: the model must know where input now goes
             label(r)
             for ref, r in after.items()
-            if "active" in r.states and "active" not in before.get(ref, r).states
+            if "active" in r.states and (ref not in before or "active" not in before[ref].states)
         ],
         "moved": [label(r) for ref, r in after.items() if ref in before and before[ref].bounds != r.bounds],
     }
