@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
-
 from typing import Any
 
 import gymnasium as gym
