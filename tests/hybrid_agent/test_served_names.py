@@ -9,7 +9,8 @@ from hybrid_agent.retrieval import BM25Retriever, NameFilterRetriever, Retrieval
 from hybrid_agent.toolset import fold_to_served, load_registry, served_tools
 from osworld_mcp_env.data_paths import osworld_data
 from osworld_mcp_env.mcp_host.apps import APP_ALIASES
-from osworld_mcp_env.mcp_servers import NAMESPACES, registry_for
+from osworld_mcp_env.mcp_host.namespaces import OSWORLD_NAMESPACES as NAMESPACES
+from osworld_mcp_env.mcp_servers import registry_for
 
 DATA = osworld_data()
 REGISTRY = DATA.tools_registry

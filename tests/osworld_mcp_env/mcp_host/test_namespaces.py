@@ -19,7 +19,10 @@ def test_the_table_lists_each_namespace_once_in_its_stable_order():
     assert sorted(NAMESPACES) == NAMESPACE_TABLE.names() and len(set(NAMESPACES)) == len(NAMESPACES)
     groups = [group for entry in ENTRIES for group in entry.osworld_groups]
     assert len(groups) == len(set(groups))  # an OSWorld-MCP group folds into one namespace
-    assert all(entry.osworld_groups[0] == entry.name for entry in ENTRIES)
+    assert all(entry.osworld_groups[0] == entry.name for entry in ENTRIES if entry.osworld_groups)
+    # Only the semantic channel is ours alone: no OSWorld-MCP group, no app (env option ax_tools).
+    assert [entry.name for entry in ENTRIES if not entry.osworld_groups] == ["ax"]
+    assert NAMESPACE_TABLE.get("ax").apps == ()
 
 
 @pytest.mark.parametrize("name", NAMESPACES)
@@ -42,6 +45,9 @@ def test_every_served_tool_is_in_its_namespace_catalog_and_every_catalog_namespa
     catalog = load_catalog()
     assert list(catalog) == list(NAMESPACES)
     for name in NAMESPACES:
+        if not NAMESPACE_TABLE.get(name).osworld_groups:
+            assert catalog[name] == {}  # its schemas are its functions' own
+            continue
         served = set(registry_for(name).tools)
         assert served <= set(catalog[name]), served - set(catalog[name])
 

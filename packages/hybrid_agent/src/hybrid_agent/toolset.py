@@ -159,12 +159,15 @@ def served_tools() -> list[ToolSpec]:
 
     The offline twin of the env's per-step catalog: what retrieval ranks when no
     env is at hand (tests, benchmarks). Imported lazily: it loads the server modules.
+    The semantic channel's ``ax`` tools are left out: the env offers them only with its
+    ``ax_tools`` option, beside every app's tools, never through retrieval.
     """
-    from osworld_mcp_env.mcp_servers import NAMESPACES, registry_for
+    from osworld_mcp_env.mcp_host.namespaces import OSWORLD_NAMESPACES
+    from osworld_mcp_env.mcp_servers import registry_for
     from osworld_mcp_env.mcp_servers.catalog import schema_for
 
     tools = []
-    for namespace in NAMESPACES:
+    for namespace in OSWORLD_NAMESPACES:
         for method in registry_for(namespace).tools:
             schema = schema_for(namespace, method)
             tools.append(ToolSpec(namespace, method, schema.description, schema.parameters))

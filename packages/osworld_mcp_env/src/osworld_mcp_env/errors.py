@@ -102,6 +102,12 @@ class ErrorCode(StrEnum):
     TOOL_ERROR = "tool_error"
     TIMEOUT = "timeout"
     DESKTOP_ERROR = "desktop_error"
+    # The semantic channel's (``ax.act``): a precondition failed before any input, or a wait ended.
+    STALE_ELEMENT_REF = "stale_element_ref"
+    AMBIGUOUS_TARGET = "ambiguous_target"
+    UNSUPPORTED_OPERATION = "unsupported_operation"
+    WAIT_TIMEOUT = "wait_timeout"
+    WAIT_BUDGET_EXHAUSTED = "wait_budget_exhausted"
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,9 @@
 
 ``scripted`` (= ``scripted:oracle``) plays each task's GUI oracle, ``scripted:wrong`` its
 near miss (scores < 1), ``scripted:tools`` its MCP-tool oracle where the task is
-tool-reachable and the GUI oracle elsewhere (all from ``bundled_solution``). The text goes through
+tool-reachable and the GUI oracle elsewhere, ``scripted:ax`` its oracle through ``ax.act``
+alone (an env with ``ax_tools=True``; the bundled Calc and Writer tasks); all from
+``bundled_solution``. The text goes through
 the same parser, retrieval check and env as a model's, so the whole stack runs
 without a model. Coordinates are screen pixels (``coordinates = absolute_screen``).
 """
@@ -24,7 +26,7 @@ from hybrid_agent.tokens import estimate_input_tokens
 from hybrid_agent.trajectory import Call
 
 GIVE_UP = {"name": "computer_use", "arguments": {"action": "terminate", "status": "failure"}}
-VARIANTS = ("oracle", "wrong", "tools")
+VARIANTS = ("oracle", "wrong", "tools", "ax")
 
 
 def render_call(call: dict[str, Any]) -> str:
@@ -41,7 +43,7 @@ class ScriptedPolicy:
     concurrent = True  # each request is answered on its own: envs need not share a batch
 
     def __init__(self, variant: str = "oracle") -> None:
-        """Picks the solution variant: ``oracle``, ``wrong`` or ``tools``."""
+        """Picks the solution variant: ``oracle``, ``wrong``, ``tools`` or ``ax``."""
         if variant not in VARIANTS:
             raise ConfigError(f"scripted variant must be one of {VARIANTS}, got {variant!r}.")
         self.variant = variant

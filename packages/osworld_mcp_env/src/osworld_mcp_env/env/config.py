@@ -33,6 +33,10 @@ class EnvConfig:
         a11y_tree: Add the AT-SPI tree to every observation (costs 0.3–1 s a step).
         enable_mcp: Serve the MCP tool namespaces in the desktop and accept
             ``{"name": "<namespace>.<tool>", ...}`` calls.
+        ax_tools: Offer the semantic channel's ``ax`` tools (``ax.observe``, ``ax.find``,
+            ``ax.act``: accessibility views with refs and guarded batches) with every app's
+            tools. Off by default, so the OSWorld-MCP study's tool lists stay as published;
+            needs ``enable_mcp``.
         enable_bash: Accept ``{"name": "bash", ...}`` calls (run as the desktop user).
         bash_output_chars: Output of a bash call beyond this is cut, with a marker.
         stale_guard: Refuse a GUI action that cites a frame (``frame_id``) when a point it
@@ -73,6 +77,7 @@ class EnvConfig:
     screen_height: int = 1080
     a11y_tree: bool = False
     enable_mcp: bool = True
+    ax_tools: bool = False
     enable_bash: bool = False
     bash_output_chars: int = 10_000
     stale_guard: bool = True
@@ -90,6 +95,8 @@ class EnvConfig:
         object.__setattr__(self, "network", NetworkConfig.parse(self.network))
         if not 1 <= self.preparing_cpu_weight <= 10000:
             raise ValueError(f"preparing_cpu_weight must be in 1..10000, got {self.preparing_cpu_weight}.")
+        if self.ax_tools and not self.enable_mcp:
+            raise ValueError("ax_tools=True needs enable_mcp=True: the MCP tool host serves the ax tools.")
         if self.max_steps < 1:
             raise ValueError(f"max_steps must be >= 1, got {self.max_steps}.")
         if not self.step_timeout_s > 0:

@@ -160,7 +160,7 @@ class EpisodeDesktop:
         socket = desktop.tool_socket() if self.config.enable_mcp else None
         tools = None
         if socket is not None:
-            tools = ToolCatalog(socket, desktop)
+            tools = ToolCatalog(socket, desktop, ax_tools=self.config.ax_tools)
             register(tools)
             # The first observation lists the focused app's tools: list them now. A host
             # that does not answer yet shows as the observation's tools_error, as cold.
@@ -198,7 +198,7 @@ class EpisodeDesktop:
         if self.tools is not None and not self.tools.serves(socket, self._desktop):
             self._close_tools()
         if socket is not None and self.tools is None:
-            self.tools = ToolCatalog(socket, self._desktop)
+            self.tools = ToolCatalog(socket, self._desktop, ax_tools=self.config.ax_tools)
 
     def _make_desktop(self) -> Desktop:
         network = NetworkConfig.parse(self.config.network)

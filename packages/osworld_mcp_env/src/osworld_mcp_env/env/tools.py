@@ -33,6 +33,7 @@ from osworld_mcp_env.errors import ActionError, DesktopError, ErrorCode
 from osworld_mcp_env.info import StepInfo, ToolCallRecord, ToolSchema
 from osworld_mcp_env.mcp_host.apps import app_namespaces
 from osworld_mcp_env.mcp_host.client import MCPToolClient, ToolCallResult
+from osworld_mcp_env.mcp_host.namespaces import AX
 from osworld_mcp_env.mcp_servers.catalog import NAMESPACES
 from osworld_mcp_env.text import truncate
 
@@ -41,6 +42,8 @@ if TYPE_CHECKING:
 
 SOCKET_WAIT_S = 20.0
 PYAUTOGUI_GRID_ENV = "OSWORLD_PYAUTOGUI_GRID"  # guest/coordinate_grid/sitecustomize.py reads it
+AX_ACT = f"{AX.name}.act"
+AX_ANSWER_RESERVE_S = 2.0  # of a step's deadline, kept for ax.act's answer after its waits
 LIST_TIMEOUT_S = 10.0
 
 
@@ -52,8 +55,9 @@ class ToolCatalog:
         desktop: The desktop; its ``generation`` tells when the sandbox was replaced.
     """
 
-    def __init__(self, socket_path: str, desktop: Desktop) -> None:
+    def __init__(self, socket_path: str, desktop: Desktop, *, ax_tools: bool = False) -> None:
         self.socket_path = socket_path
+        self.ax_tools = ax_tools
         self._generation = desktop.generation
         self._client = MCPToolClient(socket_path)
         self._schemas: dict[str, list[ToolSchema]] = {}
@@ -97,8 +101,10 @@ class ToolCatalog:
         return self._schemas[namespace]
 
     def for_app(self, app: str) -> list[ToolSchema]:
-        """Every tool of the focused app's served namespaces; ``[]`` for an app without tools."""
+        """Every tool of the focused app's served namespaces (and ``ax``'s when on); ``[]`` for none."""
         served = [ns for ns in app_namespaces(app) if ns in NAMESPACES]
+        if self.ax_tools:
+            served.append(AX.name)
         return [tool for ns in served for tool in self.namespace_tools(ns)]
 
     def is_read_only(self, name: str) -> bool | None:
@@ -149,10 +155,21 @@ def run_tool(
             f"No tool named {call.name!r} is available here; GUI actions use name 'computer_use'.",
             {"name": call.name},
         ), ""
+    if call.name.split(".", 1)[0] == AX.name and not config.ax_tools:
+        return ActionError(
+            ErrorCode.UNKNOWN_TOOL,
+            f"No tool named {call.name!r} is offered: the ax tools need the env option ax_tools=True.",
+            {"name": call.name},
+        ), ""
     time_left = budget(config.step_timeout_s)
     if time_left <= 0:
         return ActionError(ErrorCode.TIMEOUT, "No time was left for the tool call; nothing was sent."), ""
-    result = tools.call(call.name, dict(call.arguments), timeout_s=time_left)
+    arguments = dict(call.arguments)
+    if call.name == AX_ACT and isinstance(arguments.get("deadline_s", 0), int | float):
+        # The batch's waits must end inside the step's deadline, with time left to answer.
+        left = max(0.1, time_left - AX_ANSWER_RESERVE_S)
+        arguments["deadline_s"] = min(float(arguments.get("deadline_s") or left), left)
+    result = tools.call(call.name, arguments, timeout_s=time_left)
     info["tool_call"] = ToolCallRecord(
         name=call.name,
         arguments=dict(call.arguments),
@@ -168,7 +185,7 @@ def run_tool(
     )
     if result.error_code is not None:
         message = result.text.removeprefix(f"Error [{result.error_code}]: ")
-        return ActionError(str(result.error_code), message, {"name": call.name}), ""
+        return ActionError(str(result.error_code), message, {"name": call.name, **result.details}), ""
     # The tool changed the app behind the screen's back: let it repaint before the frame,
     # with the same thresholds as after a GUI action (the guest's defaults).
     try:

@@ -69,6 +69,27 @@ class ToolErrorCode(StrEnum):
     TIMEOUT = "timeout"
     TOOL_ERROR = "tool_error"
     DESKTOP_ERROR = "desktop_error"
+    STALE_ELEMENT_REF = "stale_element_ref"
+    AMBIGUOUS_TARGET = "ambiguous_target"
+    UNSUPPORTED_OPERATION = "unsupported_operation"
+    WAIT_TIMEOUT = "wait_timeout"
+    WAIT_BUDGET_EXHAUSTED = "wait_budget_exhausted"
+
+
+# An error result may name its own code in ``structuredContent.error`` (``ax.act``); only these,
+# and only these fields of it, reach the env's ``info["error"]``.
+STRUCTURED_ERROR_CODES = frozenset(
+    {
+        ToolErrorCode.STALE_ELEMENT_REF,
+        ToolErrorCode.AMBIGUOUS_TARGET,
+        ToolErrorCode.UNSUPPORTED_OPERATION,
+        ToolErrorCode.WAIT_TIMEOUT,
+        ToolErrorCode.WAIT_BUDGET_EXHAUSTED,
+        ToolErrorCode.DESKTOP_ERROR,
+        ToolErrorCode.TOOL_ERROR,
+    }
+)
+STRUCTURED_ERROR_FIELDS = ("failure_phase", "input_events_emitted", "stopped_at", "completed")
 
 
 @dataclass(frozen=True)
@@ -497,6 +518,12 @@ def _to_result(name: str, result: CallToolResult, latency_ms: float) -> ToolCall
     text = "\n".join(getattr(block, "text", "") for block in result.content)
     structured = result.structured_content
     if result.is_error:
+        error = structured.get("error") if isinstance(structured, dict) else None
+        if isinstance(error, dict) and error.get("code") in STRUCTURED_ERROR_CODES:
+            code = ToolErrorCode(error["code"])
+            details = {k: error[k] for k in STRUCTURED_ERROR_FIELDS if k in error}
+            body = text.removeprefix(f"Error [{code}]: ")
+            return _failure(name, code, body, dispatched=True, latency_ms=latency_ms, **details)
         return _failure(name, ToolErrorCode.TOOL_ERROR, text, dispatched=True, latency_ms=latency_ms)
     effect = structured.get("effect") if isinstance(structured, dict) else None
     return ToolCallResult(

@@ -100,17 +100,31 @@ GOOGLE_CHROME = Namespace(
     "The running Chromium, over its DevTools endpoint.",
 )
 
+AX = Namespace(
+    "ax",
+    (f"{_SERVERS}.ax",),
+    "ax",
+    (),
+    (),
+    "The semantic channel: compact accessibility views with refs, search, guarded batches of actions "
+    "(offered with every app's tools when the env's ax_tools is on).",
+)
+
 NAMESPACE_TABLE: Registry[Namespace] = Registry("namespace")
 """Every namespace this package serves, by name."""
 
 NAMESPACES: tuple[str, ...] = tuple(
     NAMESPACE_TABLE.add(ns.name, ns).name
-    for ns in (LIBREOFFICE_CALC, LIBREOFFICE_WRITER, LIBREOFFICE_IMPRESS, OS, CODE, VLC, GOOGLE_CHROME)
+    for ns in (LIBREOFFICE_CALC, LIBREOFFICE_WRITER, LIBREOFFICE_IMPRESS, OS, CODE, VLC, GOOGLE_CHROME, AX)
 )
 """Every namespace name, in a stable order (the order servers mount and tools list)."""
 
+OSWORLD_NAMESPACES: tuple[str, ...] = tuple(n for n in NAMESPACES if NAMESPACE_TABLE.get(n).osworld_groups)
+"""The namespaces with OSWorld-MCP's schemas: the study's tool lists (``ax`` is not among them)."""
+
 
 __all__ = [
+    "AX",
     "CODE",
     "GOOGLE_CHROME",
     "LIBREOFFICE_CALC",
@@ -119,6 +133,7 @@ __all__ = [
     "NAMESPACES",
     "NAMESPACE_TABLE",
     "OS",
+    "OSWORLD_NAMESPACES",
     "VLC",
     "Namespace",
 ]

@@ -73,6 +73,22 @@ def start(argv: Sequence[str], *, cwd: Path | None = None) -> subprocess.Popen[b
     )
 
 
+def start_piped(argv: Sequence[str]) -> subprocess.Popen[bytes]:
+    """Starts a helper as the desktop user with pipes on stdin and stdout (the accessibility worker).
+
+    Its stderr is discarded: the user's process must not fill the tool host's log.
+    """
+    return subprocess.Popen(
+        list(argv),
+        **_as_user(),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+        bufsize=0,
+    )
+
+
 def _as_user() -> dict[str, Any]:
     """Popen arguments that make a child wholly the effective user (none when not acting).
 

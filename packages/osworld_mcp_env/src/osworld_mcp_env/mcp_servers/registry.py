@@ -12,7 +12,8 @@ arguments match OSWorld-MCP's parameter names::
 
 :meth:`ToolRegistry.build` turns every function into an MCP tool named
 ``libreoffice_calc.set_cell_value`` whose description and input schema are
-OSWorld-MCP's (``catalog.py``), whose arguments pydantic validates from the type
+OSWorld-MCP's (``catalog.py``; a namespace with no OSWorld-MCP groups, such as ``ax``, gets
+the function's own docstring and type hints instead), whose arguments pydantic validates from the type
 hints, and whose result is :meth:`ToolOutput.to_call_result`. The function stays a
 plain function, so it is unit-testable without MCP.
 """
@@ -96,7 +97,8 @@ class ToolRegistry(Generic[AppT]):
             method = fn.__name__
             if method in self._tools:
                 raise ValueError(f"Duplicate tool {self.namespace}.{method}")
-            _check_signature(self.namespace, fn)
+            if self.entry.osworld_groups:
+                _check_signature(self.namespace, fn)
             self._tools[method] = ToolImpl(method=method, fn=fn, read_only=read_only)
             return fn
 
@@ -130,6 +132,16 @@ class ToolRegistry(Generic[AppT]):
         )
 
     def _to_mcp_tool(self, impl: ToolImpl) -> Tool:
+        if not self.entry.osworld_groups:
+            # A namespace of our own (``ax``): the function's type hints are the schema and its
+            # docstring the description, written once.
+            return Tool.from_function(
+                _bind(impl),
+                name=f"{self.namespace}.{impl.method}",
+                description=inspect.cleandoc(impl.fn.__doc__ or ""),
+                context_kwarg="ctx",
+                annotations=ToolAnnotations(read_only_hint=impl.read_only, open_world_hint=False),
+            )
         schema = schema_for(self.namespace, impl.method)
         tool = Tool.from_function(
             _bind(impl),

@@ -36,7 +36,7 @@ WRITER_PARAGRAPHS = (
     "Revenue grew by 12 percent while costs fell.",
 )
 
-SolutionVariant = Literal["oracle", "wrong", "tools"]
+SolutionVariant = Literal["oracle", "wrong", "tools", "ax"]
 
 
 def calc_sum_column_files() -> dict[str, bytes]:
@@ -93,16 +93,20 @@ def bundled_solution(task_id: str, variant: SolutionVariant = "oracle") -> list[
     """The scripted action list of a bundled task or template instance (``<template>@<seed>``).
 
     ``"oracle"``: GUI actions only (scores 1); ``"wrong"``: a near miss (scores < 1);
-    ``"tools"``: the MCP-tool oracle (scores 1). GUI calls are in pixels of a 1920x1080 screen.
+    ``"tools"``: the MCP-tool oracle (scores 1); ``"ax"``: the oracle through ``ax.act`` alone
+    (the env needs ``ax_tools=True``; bundled Calc and Writer tasks only). GUI calls are in
+    pixels of a 1920x1080 screen.
 
     Raises:
         TaskNotFound: No bundled task, no such variant, or no tool route for this task.
     """
-    if variant not in ("oracle", "wrong", "tools"):
-        raise TaskNotFound(f"Unknown solution variant {variant!r}; use 'oracle', 'wrong' or 'tools'.")
+    if variant not in ("oracle", "wrong", "tools", "ax"):
+        raise TaskNotFound(f"Unknown solution variant {variant!r}; use 'oracle', 'wrong', 'tools', 'ax'.")
     if task_id not in GENERATORS:
         template_id, seed = parse_instance_id(task_id)
         instance = instantiate(template_id, seed)
+        if variant == "ax":
+            raise TaskNotFound(f"Task {task_id!r} has no 'ax' solution (templates have none yet).")
         script = {"oracle": instance.gui, "wrong": instance.near_miss, "tools": instance.tools}[variant]
         if script is None:
             raise TaskNotFound(f"Task {task_id!r} is not tool-reachable: it has no 'tools' solution.")
