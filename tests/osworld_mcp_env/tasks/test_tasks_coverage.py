@@ -181,3 +181,17 @@ def test_a_website_task_counts_as_runnable_with_internet_once_all_else_is_in_pla
     task["evaluator"]["func"] = "no_such_metric"
     path.write_text(json.dumps(task))
     assert not coverage([tmp_path / "examples"], [cache]).items[0].with_internet
+
+
+def test_cli_names_the_evaluators_extra_when_a_metric_library_is_missing(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+):
+    import osworld_mcp_env.cli as cli
+
+    def without_lxml(*args: object, **kwargs: object) -> None:
+        raise ModuleNotFoundError("No module named 'lxml'")
+
+    monkeypatch.setattr(cli, "coverage", without_lxml)
+    assert main(["tasks", "--coverage"], {}) == 2
+    err = capsys.readouterr().err
+    assert "osworld-mcp-env[evaluators]" in err and "lxml" in err

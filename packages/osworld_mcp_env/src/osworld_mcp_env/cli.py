@@ -91,7 +91,15 @@ def main(argv: Sequence[str] | None = None, environ: dict[str, str] | None = Non
     if not args.coverage:
         print("osworld-mcp: tasks needs --coverage or a subcommand (fetch).", file=sys.stderr)
         return 2
-    report = coverage(examples, caches, args.desktop)
+    try:
+        report = coverage(examples, caches, args.desktop)
+    except ModuleNotFoundError as exc:  # the metrics' libraries: the interface-only install lacks them
+        print(
+            f"osworld-mcp: tasks --coverage checks every task's metrics and needs the evaluators extra "
+            f"(pip install 'osworld-mcp-env[evaluators]'): {exc}",
+            file=sys.stderr,
+        )
+        return 2
     print(report.table())
     if args.list:
         print()
