@@ -14,8 +14,8 @@ public tool schemas and task instructions: text counts then approximate Qwen's.
 
     uv run python tools/bench_context.py [--tasks 40] [--seed 10086] [--tokenizer DIR]
 
-The registry and the task instructions come from the public OSWorld data folder,
-``$OSWORLD_DATA_DIR`` (``osworld_mcp_env.data_paths``).
+The registry and the task instructions come from the public OSWorld data shipped in the env
+package, or ``$OSWORLD_DATA_DIR`` (``osworld_mcp_env.data_paths``).
 """
 
 from __future__ import annotations

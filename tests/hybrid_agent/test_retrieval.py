@@ -11,15 +11,12 @@ DATA = osworld_data()
 REGISTRY = DATA.tools_registry
 APIS = DATA.mcp_apis
 
-needs_data = pytest.mark.skipif(not REGISTRY.exists(), reason=DATA.missing(REGISTRY))
-
 
 @pytest.fixture(scope="module")
 def registry():
     return load_registry(REGISTRY)
 
 
-@needs_data
 def test_registry_loads_120_tools_in_9_namespaces(registry):
     assert len(registry) == 120
     assert len({t.namespace for t in registry}) == 9
@@ -28,7 +25,6 @@ def test_registry_loads_120_tools_in_9_namespaces(registry):
     assert goto.parameter_names == ("file_path", "line", "character")
 
 
-@needs_data
 def test_calc_instruction_returns_calc_tools_with_sort_column_first(registry):
     result = BM25Retriever(registry).retrieve(
         "libreoffice-calc", "Sort column B in ascending order and save the file"
@@ -40,28 +36,24 @@ def test_calc_instruction_returns_calc_tools_with_sort_column_first(registry):
     assert list(result.scores) == sorted(result.scores, reverse=True)
 
 
-@needs_data
 @pytest.mark.parametrize("app", ["thunderbird", "gimp", "google_chrome", "some-unknown-app", None, ""])
 def test_app_without_tools_gets_an_explicit_empty_set(registry, app):
     assert BM25Retriever(registry).retrieve(app, "Open the settings").tools == ()
     assert NameFilterRetriever(registry).retrieve(app, "Open the settings").tools == ()
 
 
-@needs_data
 def test_name_filter_returns_every_tool_of_the_app_in_catalog_order(registry):
     result = NameFilterRetriever(registry).retrieve("Calc", "anything")
     assert len(result.tools) == 26 + 5
     assert result.names[:2] == ("libreoffice_calc.get_workbook_info", "libreoffice_calc.save")
 
 
-@needs_data
 def test_os_namespace_is_not_a_substring_match(registry):
     # "os" appears inside "close"; exact namespace membership must not pick such tools.
     names = NameFilterRetriever(registry).retrieve("terminal", "x").names
     assert len(names) == 20 and all(n.startswith("os.") for n in names)
 
 
-@needs_data
 def test_osworld_mcp_schemas_load_with_namespaced_names():
     tools = load_osworld_mcp_apis(APIS)
     assert len(tools) == 132

@@ -66,7 +66,6 @@ def test_every_name_retrieval_and_the_prompt_can_show_is_served(catalog, documen
     assert shown_apps == set(NAMESPACES)  # every app with tools was walked
 
 
-@pytest.mark.skipif(not REGISTRY.exists(), reason=DATA.missing(REGISTRY))
 def test_the_studys_registry_folds_onto_served_names(catalog):
     registry = load_registry(REGISTRY)
     assert any(t.namespace == "libreoffice_calc2" for t in registry)

@@ -1,7 +1,7 @@
 """Shared helpers for the task and evaluator tests: OSWorld's task files and LibreOffice's converter.
 
-The data folder comes from ``OSWORLD_DATA_DIR`` (``osworld_mcp_env.data_paths``); tests that
-need it skip, saying where it was looked for, when it is absent.
+The data folder is the copy shipped in the package, or ``OSWORLD_DATA_DIR``
+(``osworld_mcp_env.data_paths``).
 """
 
 from __future__ import annotations
@@ -17,16 +17,13 @@ OSWORLD_DATA = osworld_data()
 OSWORLD_EXAMPLES = OSWORLD_DATA.examples
 OSWORLD_SPLITS = OSWORLD_DATA.splits
 
-needs_osworld_data = pytest.mark.skipif(
-    not OSWORLD_EXAMPLES.is_dir(), reason=OSWORLD_DATA.missing(OSWORLD_EXAMPLES)
-)
 needs_soffice = pytest.mark.skipif(
     shutil.which("soffice") is None, reason="LibreOffice (soffice) not installed"
 )
 
 
 def real_task_files() -> list[Path]:
-    return sorted(OSWORLD_EXAMPLES.rglob("*.json")) if OSWORLD_EXAMPLES.is_dir() else []
+    return sorted(OSWORLD_EXAMPLES.rglob("*.json"))
 
 
 def soffice_convert(src: Path, out_dir: Path, target: str, profile: Path) -> Path:

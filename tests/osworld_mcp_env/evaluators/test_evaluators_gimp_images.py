@@ -141,3 +141,36 @@ def test_resized_structure_and_text_on_the_left(tmp_path: Path):
     ImageDraw.Draw(text).rectangle((0, 0, 99, 39), fill=(255, 255, 255))
     ImageDraw.Draw(text).rectangle((6, 10, 20, 20), fill=(0, 0, 0))
     assert left(save(tmp_path, "t2.png", text), None) == 0.0  # 6 >= 5
+
+
+threshold_sim = METRICS.get("check_structure_sim_with_threshold").fn
+
+
+def test_structure_sim_with_threshold_resizes_the_result_to_the_gold(tmp_path: Path):
+    rng = np.random.default_rng(7)
+    y, x = np.mgrid[0:60, 0:80]
+    gold = Image.fromarray(np.stack([x * 3, y * 4, (x + y) * 2], axis=-1).astype(np.uint8))
+    gold_path = tmp_path / "gold.png"
+    gold.save(gold_path)
+    same = tmp_path / "same.png"
+    gold.save(same)
+    assert threshold_sim(str(same), str(gold_path)) == 1.0
+    # Noise of +-20 on smooth gradients: SSIM 0.514 (numpy's generator, seed 7), so the threshold decides.
+    noisy = np.clip(np.asarray(gold, dtype=np.int16) + rng.integers(-20, 21, (60, 80, 3)), 0, 255)
+    noisy_path = tmp_path / "noisy.png"
+    Image.fromarray(noisy.astype(np.uint8)).save(noisy_path)
+    assert threshold_sim(str(noisy_path), str(gold_path), ssim_threshold=0.85) == 0.0
+    assert threshold_sim(str(noisy_path), str(gold_path), ssim_threshold=0.51) == 1.0
+    assert threshold_sim(str(noisy_path), str(gold_path), ssim_threshold=0.52) == 0.0
+    # A flat image twice the size, resized down, matches a flat gold of the same colour.
+    flat_big, flat = tmp_path / "big.png", tmp_path / "flat.png"
+    Image.new("RGB", (160, 120), (10, 200, 30)).save(flat_big)
+    Image.new("RGB", (80, 60), (10, 200, 30)).save(flat)
+    assert threshold_sim(str(flat_big), str(flat)) == 1.0
+    # RGBA is compared as RGB; a 2-pixel-high image leaves a 1-pixel window: 0 as in OSWorld.
+    tiny = tmp_path / "tiny.png"
+    Image.new("RGBA", (80, 2)).save(tiny)
+    assert threshold_sim(str(tiny), str(tiny)) == 0.0
+    assert threshold_sim(None, str(gold_path)) == 0.0
+    with pytest.raises(ZeroScore):
+        threshold_sim(str(tmp_path / "missing.png"), str(gold_path))

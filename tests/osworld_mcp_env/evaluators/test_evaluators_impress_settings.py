@@ -72,6 +72,15 @@ def test_check_auto_saving_time(tmp_path: Path):
         fn(xcu(tmp_path / "e.xcu", (SAVE, AUTOSAVE, "soon")), rules)
     with pytest.raises(EvaluationError, match="minutes"):
         fn(xcu(tmp_path / "f.xcu", (SAVE, AUTOSAVE, "3")), {})
+    # A missing file or broken XML: OSWorld logs it and returns None (no score); 0 here.
+    assert fn(str(tmp_path / "missing.xcu"), rules) == 0.0
+    (tmp_path / "broken.xcu").write_text("<oor:items")
+    assert fn(str(tmp_path / "broken.xcu"), rules) == 0.0
+    # No path at all: ElementTree.parse(None) raises TypeError there; a folder raises too.
+    with pytest.raises(ZeroScore, match="OSWorld raises TypeError"):
+        fn(None, rules)
+    with pytest.raises(ZeroScore, match="OSWorld raises"):
+        fn(str(tmp_path), rules)
 
 
 def slides(path: Path, count: int = 2, *, portrait: bool = False) -> PresentationType:

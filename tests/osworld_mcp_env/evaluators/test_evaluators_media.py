@@ -3,8 +3,8 @@
 Expected numbers come from OSWorld's code run on these exact files: ``librosa.load`` (0.11,
 soundfile + soxr) + ``librosa.feature.mfcc`` + ``librosa.util.normalize`` + ``fastdtw``
 with scipy's cosine for audio; ``cv2.VideoCapture`` (OpenCV 5) + ``imagehash.phash`` for
-video. Our pipeline (numpy, PyAV's FFmpeg) differs from librosa's float32 arithmetic and
-soxr's resampler in the 7th decimal, hence ``abs=1e-6`` on audio scores.
+video. Ours decodes and resamples with the same libsndfile and soxr; its numpy MFCC differs
+from librosa's float32 arithmetic by at most 1.2e-8 in these scores, hence ``abs=1e-7``.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from pathlib import Path
 import av
 import numpy as np
 import pytest
+import soundfile
 from osworld_mcp_env.errors import EvaluationError
 from osworld_mcp_env.evaluators import METRICS
 from osworld_mcp_env.evaluators.metrics.media import load_audio
@@ -71,36 +72,52 @@ def test_compare_audios_scores_like_librosa_fastdtw(tmp_path: Path):
     assert fn(write_wav(tmp_path / "same.wav", melody(UP)), gold) == pytest.approx(1.0, abs=1e-12)
     # Light noise: OSWorld's DTW distance 3.0384 over a 66-step path -> 0.9550075469594226.
     noisy = write_wav(tmp_path / "noisy.wav", melody(UP, noise=0.02))
-    assert fn(noisy, gold) == pytest.approx(0.9550075469594226, abs=1e-6)
+    assert fn(noisy, gold) == pytest.approx(0.9550075469594226, abs=1e-7)
     # The melody backwards: distance 36.217 over 65 steps -> 0.5728235356559207.
     assert fn(write_wav(tmp_path / "wrong.wav", melody(DOWN)), gold) == pytest.approx(
-        0.5728235356559207, abs=1e-6
+        0.5728235356559207, abs=1e-7
     )
     # Only the first half of the melody still scores 0.909: DTW stretches the short file over the
     # long one and normalisation per coefficient hides the loudness (OSWorld: 0.9092627403280568).
     half = write_wav(tmp_path / "half.wav", melody(UP[:3]))
-    assert fn(half, gold) == pytest.approx(0.9092627403280568, abs=1e-6)
+    assert fn(half, gold) == pytest.approx(0.9092627403280568, abs=1e-7)
 
 
 def test_compare_audios_resamples_and_mixes_down(tmp_path: Path):
     fn = metric("compare_audios")
     gold = write_wav(tmp_path / "gold.wav", melody(UP))
-    # 44.1 kHz stereo: mixed to mono and resampled to 22050 Hz (soxr there, FFmpeg's swr here):
+    # 44.1 kHz stereo: mixed to mono and resampled to 22050 Hz by soxr (HQ), as librosa does:
     # OSWorld 0.9999998823041906; backwards: 0.5728462990282254.
     stereo = write_wav(tmp_path / "s.wav", melody(UP, 44100), 44100, stereo=True)
-    assert fn(stereo, gold) == pytest.approx(0.9999998823041906, abs=1e-6)
+    assert fn(stereo, gold) == pytest.approx(0.9999998823041906, abs=1e-7)
     stereo_wrong = write_wav(tmp_path / "sw.wav", melody(DOWN, 44100), 44100, stereo=True)
-    assert fn(stereo_wrong, gold) == pytest.approx(0.5728462990282254, abs=1e-6)
+    assert fn(stereo_wrong, gold) == pytest.approx(0.5728462990282254, abs=1e-7)
 
 
 def test_compare_audios_decodes_mp3(tmp_path: Path):
     fn = metric("compare_audios")
     gold = write_wav(tmp_path / "gold.wav", melody(UP))
     # The MP3 of the same melody (LAME's encoder delay removed by both decoders): 0.9999054368384669.
-    assert fn(write_mp3(tmp_path / "a.mp3", melody(UP)), gold) == pytest.approx(0.9999054368384669, abs=1e-6)
+    assert fn(write_mp3(tmp_path / "a.mp3", melody(UP)), gold) == pytest.approx(0.9999054368384669, abs=1e-7)
     assert fn(write_mp3(tmp_path / "b.mp3", melody(DOWN)), gold) == pytest.approx(
-        0.5728107294189311, abs=1e-6
+        0.5728107294189311, abs=1e-7
     )
+
+
+def test_compare_audios_on_44_1_khz_wav_ogg_and_mp3(tmp_path: Path):
+    fn = metric("compare_audios")
+    gold = write_wav(tmp_path / "gold.wav", melody(UP, 44100), 44100)
+    # OSWorld's numbers on these files (libsndfile + soxr through librosa 0.11). With FFmpeg's
+    # decoders and resampler the noisy WAV scored 5.6e-3 higher and Vorbis files up to 7e-3 apart.
+    noisy = write_wav(tmp_path / "noisy.wav", melody(UP, 44100, noise=0.02), 44100)
+    assert fn(noisy, gold) == pytest.approx(0.9527495156259371, abs=1e-7)
+    up, down = tmp_path / "up.ogg", tmp_path / "down.ogg"
+    soundfile.write(up, melody(UP, 44100), 44100, format="OGG", subtype="VORBIS")
+    soundfile.write(down, melody(DOWN, 44100), 44100, format="OGG", subtype="VORBIS")
+    assert fn(str(up), gold) == pytest.approx(0.9917813207554355, abs=1e-7)
+    assert fn(str(down), gold) == pytest.approx(0.5626606955084532, abs=1e-7)
+    mp3 = write_mp3(tmp_path / "up.mp3", melody(UP, 44100), 44100)
+    assert fn(mp3, gold) == pytest.approx(0.9999999425230547, abs=1e-7)
 
 
 def test_compare_audios_missing_and_empty(tmp_path: Path):

@@ -12,13 +12,16 @@ import zlib
 from pathlib import Path
 
 import numpy as np
+import openpyxl
 import pytest
 from osworld_mcp_env.errors import EvaluationError
 from osworld_mcp_env.evaluators import METRICS
+from osworld_mcp_env.evaluators.metrics import pdf as pdf_metrics
 from osworld_mcp_env.evaluators.metrics.pdf import pdf_images, pdf_text
 from osworld_mcp_env.evaluators.metrics.phash import phash
 from osworld_mcp_env.evaluators.registry import ZeroScore
 from PIL import Image
+from task_data import needs_soffice, soffice_convert
 
 Picture = tuple[int, int, bytes]
 
@@ -137,13 +140,26 @@ def test_compare_pdfs_lists_divide_by_expected_count(tmp_path: Path):
     assert fn(got[0], gold) == 0.0
 
 
-def test_compare_pdfs_on_table_rows_keeps_the_verdicts(tmp_path: Path):
-    """Known deviation: PyMuPDF puts each cell on its own line, pypdf joins a row with spaces.
+@pytest.fixture(params=["pypdf", "pymupdf"])
+def text_reader(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Runs a test with each text reader: pypdf (forced), PyMuPDF (the ``mupdf`` extra, else skipped)."""
+    if request.param == "pymupdf":
+        pytest.importorskip("pymupdf")
+    else:
+        monkeypatch.setattr(pdf_metrics, "_pymupdf", lambda: None)
+    assert pdf_metrics.pdf_text_reader() == request.param
+    return str(request.param)
+
+
+def test_compare_pdfs_on_table_rows_keeps_the_verdicts(tmp_path: Path, text_reader: str):
+    """Known deviation of pypdf: PyMuPDF puts each cell on its own line, pypdf joins a row with spaces.
 
     OSWorld's text of the gold is "Item\\nQty\\nPrice\\n..." where pypdf reads "Item Qty Price \\n...";
     identical files still score 1 and the ratios of changed files stay close (see evaluators.md).
+    With the ``mupdf`` extra the numbers are OSWorld's.
     """
     fn = metric("compare_pdfs")
+    osworld = text_reader == "pymupdf"
     rows: list[str | list[str]] = ["Invoice 243729", ["Item", "Qty", "Price"], ["Paper", "2", "10.00"]]
     gold = write(tmp_path / "gold.pdf", make_pdf([[*rows, ["Ink", "1", "25.50"], "Total 45.50"]]))
     same = write(tmp_path / "same.pdf", make_pdf([[*rows, ["Ink", "1", "25.50"], "Total 45.50"]]))
@@ -152,11 +168,46 @@ def test_compare_pdfs_on_table_rows_keeps_the_verdicts(tmp_path: Path):
     assert fn(same, gold) == 1.0
     # OSWorld: 0.9552238805970148; pypdf's trailing space per row makes it 0.9571428571428572.
     assert fn(write(tmp_path / "near.pdf", make_pdf([near])), gold) == pytest.approx(
-        0.9571428571428572, abs=1e-12
+        0.9552238805970148 if osworld else 0.9571428571428572, abs=1e-12
     )
-    # OSWorld: 0.2857142857142857; here 0.3137254901960784.
+    # OSWorld: 0.2857142857142857; pypdf 0.3137254901960784.
     wrong = make_pdf([["Receipt 1", ["Coffee", "4.00"], "Thank you"]])
-    assert fn(write(tmp_path / "wrong.pdf", wrong), gold) == pytest.approx(0.3137254901960784, abs=1e-12)
+    assert fn(write(tmp_path / "wrong.pdf", wrong), gold) == pytest.approx(
+        0.2857142857142857 if osworld else 0.3137254901960784, abs=1e-12
+    )
+
+
+@needs_soffice
+def test_compare_pdfs_on_a_calc_sheet_clipped_at_the_page_edge(tmp_path: Path, text_reader: str):
+    """A Calc export whose last column's text runs past the page: PyMuPDF drops what lies outside.
+
+    The sheet is 7 columns of 14 characters with a long text in G1 and a cell in H3; printed
+    as it is it spans 3 pages and G1's text is cut at the edge of pages 2 and 3 (LibreOffice
+    writes the whole string on both; PyMuPDF keeps the visible part, pypdf all of it twice).
+    The gold is the same sheet fitted to one page (OSWorld's task aa3a8974). OSWorld's score,
+    from PyMuPDF 2.0 and rapidfuzz on these files, is 0.7058823529411764.
+    """
+    book = openpyxl.Workbook()
+    sheet = book.active
+    assert sheet is not None
+    for index, column in enumerate("ABCDEFG"):
+        sheet.column_dimensions[column].width = 14
+        for row in range(1, 6):
+            sheet[f"{column}{row}"] = f"r{row}c{index} value"
+    sheet["G1"] = "A long trailing text in the last column that runs far past the right edge of the page"
+    sheet["H3"] = "Column H beyond"
+    book.save(tmp_path / "edge.xlsx")
+    sheet.page_setup.fitToWidth = 1
+    sheet.page_setup.fitToHeight = 1
+    sheet.sheet_properties.pageSetUpPr.fitToPage = True
+    book.save(tmp_path / "fit.xlsx")
+    profile = tmp_path / "profile"
+    clipped = soffice_convert(tmp_path / "edge.xlsx", tmp_path / "out", "pdf", profile)
+    fitted = soffice_convert(tmp_path / "fit.xlsx", tmp_path / "out", "pdf", profile)
+    score = metric("compare_pdfs")(str(clipped), str(fitted))
+    assert score == pytest.approx(
+        0.7058823529411764 if text_reader == "pymupdf" else 0.6467181467181465, abs=1e-12
+    )
 
 
 def test_check_pdf_pages_applies_the_operator(tmp_path: Path):

@@ -117,3 +117,43 @@ def test_filter_conditions_and_escapes(tmp_path: Path):
     assert filters(path, {"expect": [{"name": "A"}]}) == 1.0
     with pytest.raises(ZeroScore):
         filters(write(tmp_path, "orphan.dat", 'enabled="yes"\n'), {"expect": []})
+
+
+folder = METRICS.get("check_thunderbird_folder").fn
+
+MBOX = """\
+From - Mon Jan  1 00:00:00 2024
+X-Mozilla-Status: 0001
+Subject: Invoice
+
+Hello
+From - Tue Jan  2 00:00:00 2024
+X-Mozilla-Status: 0009
+Subject: Receipt
+
+Bye
+"""
+
+
+def test_folder_compares_only_the_blank_FROM_chunks_as_osworlds_loop_keeps_them(tmp_path: Path):
+    # OSWorld skips every chunk with text, so two Thunderbird mboxes with different mail are equal.
+    a = write(tmp_path, "Bills", MBOX)
+    b = write(tmp_path, "gold", MBOX.replace("Invoice", "Something else"))
+    assert folder(a, b) == 1.0
+    assert folder([a, a], [b, b]) == 1.0
+    # A file that starts with the upper-case separator keeps one blank chunk: different from none.
+    upper = write(tmp_path, "upper", "FROM - x\nSubject: a\n")
+    assert folder(upper, b) == 0.0
+    assert folder(upper, write(tmp_path, "upper2", "FROM - y\n")) == 1.0
+    # Two blank chunks are one after de-duplication (the default), two without it.
+    twice = write(tmp_path, "twice", "FROM - FROM - x")
+    assert folder(twice, upper) == 1.0
+    assert folder(twice, upper, remove_duplicate=False) == 0.0
+
+
+def test_folder_missing_result_and_unreadable_gold(tmp_path: Path):
+    gold = write(tmp_path, "gold", MBOX)
+    assert folder(None, gold) == 0.0
+    assert folder([None], [gold]) == 0.0
+    with pytest.raises(ZeroScore, match="OSWorld raises"):
+        folder(gold, str(tmp_path / "missing"))

@@ -15,10 +15,10 @@ import pytest
 from hub_server import Site
 from osworld_mcp_env.tasks.cache import FileCache
 from osworld_mcp_env.tasks.coverage import RUNNABLE_WITH_CACHE, assess
-from task_data import OSWORLD_EXAMPLES, needs_osworld_data
+from task_data import OSWORLD_EXAMPLES
 from test_tasks_fetch import CALC_TASK, run_cli, serve_calc_task, site  # noqa: F401 - site is a fixture
 
-pytestmark = [pytest.mark.desktop, needs_osworld_data]
+pytestmark = pytest.mark.desktop
 
 TASK_FILE = OSWORLD_EXAMPLES / "libreoffice_calc" / f"{CALC_TASK}.json"
 DOCUMENT = "/home/user/Students_Class_Subject_Marks.xlsx"

@@ -35,7 +35,7 @@ from osworld_mcp_env.tasks import (
 )
 from osworld_mcp_env.tasks.cache import osworld_cache_name
 from osworld_mcp_env.tasks.setup import fill_placeholders
-from task_data import OSWORLD_EXAMPLES, OSWORLD_SPLITS, needs_osworld_data, real_task_files
+from task_data import OSWORLD_EXAMPLES, OSWORLD_SPLITS, real_task_files
 
 
 def minimal(**overrides):
@@ -52,7 +52,6 @@ def minimal(**overrides):
 # --- real OSWorld data ---------------------------------------------------------------------------
 
 
-@needs_osworld_data
 @pytest.mark.parametrize("path", real_task_files(), ids=lambda p: f"{p.parent.name}/{p.stem[:8]}")
 def test_every_real_task_loads_or_fails_naming_the_unknown_name(path: Path):
     lenient = load_task(path, strict=False)
@@ -66,7 +65,6 @@ def test_every_real_task_loads_or_fails_naming_the_unknown_name(path: Path):
     assert all(problem in str(err.value) for problem in lenient.unsupported)
 
 
-@needs_osworld_data
 @pytest.mark.parametrize("path", real_task_files(), ids=lambda p: p.stem[:8])
 def test_real_task_json_round_trips(path: Path):
     task = load_task(path, strict=False)
@@ -74,7 +72,6 @@ def test_real_task_json_round_trips(path: Path):
     assert again == task
 
 
-@needs_osworld_data
 def test_real_multi_func_task_is_normalised_into_checks():
     task = load_task(OSWORLD_EXAMPLES / "multi_apps" / "2373b66a-092d-44cb-bfd7-82e86e7a3b4d.json")
     assert [c.func for c in task.evaluator.checks] == ["file_contains", "check_line_number"]
@@ -83,13 +80,11 @@ def test_real_multi_func_task_is_normalised_into_checks():
     assert task.config[0].type == "command"
 
 
-@needs_osworld_data
 def test_real_infeasible_task_has_no_checks():
     task = load_task(OSWORLD_EXAMPLES / "gimp" / "045bf3ff-9077-4b86-b483-a1040a949cff.json")
     assert task.evaluator.infeasible and task.evaluator.checks == ()
 
 
-@needs_osworld_data
 def test_library_finds_real_tasks_by_id_and_suggests_close_ids():
     lib = TaskLibrary([OSWORLD_EXAMPLES])
     task = lib.load("01b269ae-2111-4a07-81fd-3fcd711993b0")
@@ -114,7 +109,6 @@ def test_split_lists_beside_an_examples_folder_are_not_task_ids(tmp_path):
     assert {"train", "test"}.isdisjoint(bundled) and "calc-column-sum" in bundled
 
 
-@needs_osworld_data
 def test_osworld_splits_load_with_their_counts():
     split = load_split(OSWORLD_SPLITS / "test_all.json")
     assert sum(len(v) for v in split.values()) == 369

@@ -20,10 +20,9 @@ from osworld_mcp_env.tasks.coverage import (
     coverage,
     task_files,
 )
-from task_data import OSWORLD_EXAMPLES, needs_osworld_data
+from task_data import OSWORLD_EXAMPLES
 
 
-@needs_osworld_data
 def test_every_osworld_json_loads_and_gets_one_verdict():
     report = coverage([OSWORLD_EXAMPLES])
     assert len(report.items) == 369
@@ -83,8 +82,17 @@ def test_cli_prints_the_table_and_lists(tmp_path: Path, capsys: pytest.CaptureFi
     )
     out = capsys.readouterr().out
     assert "os" in out and "unknown metric 'no_such_metric'" in out and "os/t3\tunsupported" in out
-    # No folder given and no OSWORLD_EXAMPLES: a usage error, not a crash.
-    assert main(["tasks", "--coverage"], {}) == 2
+    # OSWORLD_DATA_DIR naming a folder without task files: a usage error, not a crash.
+    assert main(["tasks", "--coverage"], {"OSWORLD_DATA_DIR": str(tmp_path / "nowhere")}) == 2
+    assert "not a folder: " + str(tmp_path / "nowhere") in capsys.readouterr().err
+
+
+def test_cli_reports_the_shipped_corpus_when_no_folder_is_given(capsys: pytest.CaptureFixture[str]):
+    assert main(["tasks", "--coverage"], {}) == 0
+    out = capsys.readouterr().out
+    total = next(line for line in out.splitlines() if line.startswith("total"))
+    assert total.split()[1:3] == ["369", "369"]  # tasks, loads
+    assert "sha256:d056aea097eba2f7d0a46aae4859896863236b633d5f38d7545c9c3cbc2168ee" in out
 
 
 def test_what_the_desktop_lacks_is_the_reason_unless_the_task_is_infeasible(tmp_path: Path):
@@ -109,7 +117,6 @@ def test_a_url_in_the_instruction_needs_the_internet(tmp_path: Path):
     assert assess(path).reason == "website on the internet (a url in the instruction)"
 
 
-@needs_osworld_data
 def test_vs_code_tasks_run_on_osworlds_image_and_the_report_says_so():
     """Unsupported on the embedded desktop with a reason naming where they run; loaded as runnable there."""
     embedded = coverage([OSWORLD_EXAMPLES]).by_domain()["vs_code"]
@@ -131,7 +138,6 @@ def test_a_vs_code_task_is_unsupported_here_and_runnable_on_the_image(tmp_path: 
     assert assess(path, desktop=DesktopKind.OSWORLD_IMAGE).status == NEEDS_CACHE
 
 
-@needs_osworld_data
 def test_the_report_names_the_corpus_revision(tmp_path: Path):
     files = task_files([OSWORLD_EXAMPLES])
     version = corpus_version(files)
@@ -175,3 +181,17 @@ def test_a_website_task_counts_as_runnable_with_internet_once_all_else_is_in_pla
     task["evaluator"]["func"] = "no_such_metric"
     path.write_text(json.dumps(task))
     assert not coverage([tmp_path / "examples"], [cache]).items[0].with_internet
+
+
+def test_cli_names_the_evaluators_extra_when_a_metric_library_is_missing(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+):
+    import osworld_mcp_env.cli as cli
+
+    def without_lxml(*args: object, **kwargs: object) -> None:
+        raise ModuleNotFoundError("No module named 'lxml'")
+
+    monkeypatch.setattr(cli, "coverage", without_lxml)
+    assert main(["tasks", "--coverage"], {}) == 2
+    err = capsys.readouterr().err
+    assert "osworld-mcp-env[evaluators]" in err and "lxml" in err

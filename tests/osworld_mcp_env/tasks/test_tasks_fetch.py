@@ -24,7 +24,7 @@ from osworld_mcp_env.tasks.fetch import MANIFEST_NAME, FetchConfig, Outcome, fet
 from osworld_mcp_env.tasks.fetch.hub import parse_hub_url
 from osworld_mcp_env.tasks.fetch.run import cache_lock
 from osworld_mcp_env.tasks.loader import read_task_file
-from task_data import OSWORLD_EXAMPLES, needs_osworld_data
+from task_data import OSWORLD_EXAMPLES
 
 CALC_TASK = "eb03d19a-b88d-4de4-8a64-ca0ac66f426b"
 CALC_DIR = f"libreoffice_calc/{CALC_TASK}"
@@ -304,7 +304,6 @@ def serve_calc_task(site: Site) -> None:
     site.lfs = set(site.hub_files)
 
 
-@needs_osworld_data
 def test_a_real_calc_task_is_runnable_with_the_cache_fetch_filled(site: Site, tmp_path: Path):
     """OSWorld's own task JSON, as it is: its download and its gold cloud_file come from the fetched cache."""
     serve_calc_task(site)

@@ -1,8 +1,9 @@
 """Which tasks an evaluation or a training run takes: suites, split files, directories, task ids.
 
 One resolver for ``hybrid-agent eval --suite`` and ``grpo-train``'s ``tasks``: a spec is
-``bundled``, ``seeded[:train|test]``, an OSWorld split file, a directory of task JSONs, or
-one task id (a bundled id, a seeded ``TEMPLATE@SEED``).
+``bundled``, ``seeded[:train|test]``, a shipped split by name (``osworld:test_all``,
+``osworld-mcp:has_tool``, ``hybrid-routing-agent:test_all_no_internet``), an OSWorld split
+file, a directory of task JSONs, or one task id (a bundled id, a seeded ``TEMPLATE@SEED``).
 """
 
 from __future__ import annotations
@@ -50,7 +51,10 @@ def load_suite(spec: str, tasks_dir: str | Path | None = None) -> list[SuiteTask
 
     Args:
         spec: ``bundled``; ``seeded`` (every template's seed-0 instance), ``seeded:train`` or
-            ``seeded:test`` (the seeded suite's splits); a split file (``{domain: [ids]}``,
+            ``seeded:test`` (the seeded suite's splits); ``SOURCE:SPLIT``, a split of the public
+            data (:meth:`OSWorldData.split_folders` names the sources: ``osworld``,
+            ``osworld-mcp``, ``hybrid-routing-agent``), its ids looked up in OSWorld's
+            369 task files; a split file (``{domain: [ids]}``,
             OSWorld's ``test_all.json``, where ``TEMPLATE@SEED`` ids are built, not looked
             up); a directory searched for task JSONs at any depth; or one task id.
         tasks_dir: Where a split's ids are looked up (default: ``examples`` beside the
@@ -58,7 +62,8 @@ def load_suite(spec: str, tasks_dir: str | Path | None = None) -> list[SuiteTask
 
     Raises:
         UnknownSuite: The spec is none of these.
-        ConfigError: A ``seeded:`` split that is not ``train`` or ``test``.
+        ConfigError: A ``seeded:`` split that is not ``train`` or ``test``; a ``SOURCE:SPLIT``
+            whose split file does not exist (the message lists the ones that do).
         TaskNotFound: A split names an id that is not in ``tasks_dir``; a bad ``TEMPLATE@SEED``.
     """
     return [replace(task, tool_reachable=tool_annotation(task.task_id)) for task in _resolve(spec, tasks_dir)]
@@ -97,6 +102,10 @@ def _resolve(spec: str, tasks_dir: str | Path | None) -> list[SuiteTask]:
         if split not in ("", "train", "test"):
             raise ConfigError(f"Seeded suite split {split!r} is not 'train' or 'test'.")
         return _resolve(str(seeded_root() / (f"{split}.json" if split else "examples")), None)
+    source, colon, split_name = spec.partition(":")
+    data = osworld_data()
+    if colon and source in data.split_folders():
+        return _resolve(str(_named_split(source, split_name)), tasks_dir or data.examples)
     path = Path(spec)
     if path.is_dir():
         library = TaskLibrary([path])
@@ -116,9 +125,24 @@ def _resolve(spec: str, tasks_dir: str | Path | None) -> list[SuiteTask]:
         if is_instance_id(spec):
             raise
         raise UnknownSuite(
-            f"Suite {spec!r} is not 'bundled', 'seeded[:train|test]', a split file, a directory of "
+            f"Suite {spec!r} is not 'bundled', 'seeded[:train|test]', a named split "
+            f"({'|'.join(osworld_data().split_folders())}:NAME), a split file, a directory of "
             f"task JSONs or a task id (cwd: {Path.cwd()}). {exc}"
         ) from None
+
+
+def _named_split(source: str, name: str) -> Path:
+    """The split file ``name`` of ``source`` (``osworld``, ``osworld-mcp``...) in the public data."""
+    data = osworld_data()
+    folder = data.split_folders()[source]
+    path = folder / f"{name}.json"
+    if not name or "/" in name or not path.is_file():
+        known = sorted(p.stem for p in folder.glob("*.json")) if folder.is_dir() else []
+        raise ConfigError(
+            f"No split {name!r} from {source}: known are {', '.join(known) or 'none'}. "
+            + (data.missing(folder) if not known else "")
+        )
+    return path
 
 
 def _default_tasks_dir(split: Path) -> Path:

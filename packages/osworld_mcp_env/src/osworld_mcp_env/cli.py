@@ -2,6 +2,7 @@
 
 Examples::
 
+    osworld-mcp tasks --coverage                                 # the 369 tasks shipped with the package
     osworld-mcp tasks --coverage --examples OSWorld/evaluation_examples/examples
     osworld-mcp tasks --coverage --cache ~/osworld-cache        # counts cached downloads as present
     osworld-mcp tasks --coverage --list unsupported              # one line per task, with its reason
@@ -9,8 +10,10 @@ Examples::
     osworld-mcp tasks fetch --cache ~/osworld-cache [DOMAIN|TASK_ID ...] [--dry-run]   # fills the cache
 
 Environment variables are read here only: ``OSWORLD_EXAMPLES`` is the default of
-``--examples``, ``OSWORLD_CACHE`` (``:``-separated) of ``--cache``; ``tasks fetch`` also
-reads ``HF_ENDPOINT`` and ``HF_TOKEN`` (see :mod:`osworld_mcp_env.tasks.fetch.cli`).
+``--examples``, else the ``examples`` of ``OSWORLD_DATA_DIR`` (default: the copy shipped in
+this package, :mod:`osworld_mcp_env.data_paths`); ``OSWORLD_CACHE`` (``:``-separated) is
+the default of ``--cache``; ``tasks fetch`` also reads ``HF_ENDPOINT`` and ``HF_TOKEN`` (see
+:mod:`osworld_mcp_env.tasks.fetch.cli`).
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from osworld_mcp_env.data_paths import osworld_data
 from osworld_mcp_env.devkit import validate
 from osworld_mcp_env.tasks.coverage import STATUSES, DesktopKind, coverage
 from osworld_mcp_env.tasks.fetch import cli as fetch_cli
@@ -34,7 +38,8 @@ def _source_options(default: object) -> argparse.ArgumentParser:
         type=Path,
         action="append",
         default=default,
-        help="Task folder(s) (examples/<domain>/<id>.json); default $OSWORLD_EXAMPLES.",
+        help="Task folder(s) (examples/<domain>/<id>.json); default $OSWORLD_EXAMPLES, else the "
+        "369 OSWorld tasks shipped with the package ($OSWORLD_DATA_DIR overrides).",
     )
     p.add_argument(
         "--cache",
@@ -75,10 +80,7 @@ def main(argv: Sequence[str] | None = None, environ: dict[str, str] | None = Non
     args = _parser().parse_args(argv)
     if args.command == "validate":
         return validate.main(args)
-    examples = args.examples or ([Path(env["OSWORLD_EXAMPLES"])] if env.get("OSWORLD_EXAMPLES") else [])
-    if not examples:
-        print("osworld-mcp: give --examples DIR (or set OSWORLD_EXAMPLES).", file=sys.stderr)
-        return 2
+    examples = args.examples or [Path(env.get("OSWORLD_EXAMPLES") or osworld_data(env).examples)]
     missing = [str(d) for d in examples if not d.is_dir()]
     if missing:
         print(f"osworld-mcp: not a folder: {', '.join(missing)}", file=sys.stderr)
@@ -89,7 +91,15 @@ def main(argv: Sequence[str] | None = None, environ: dict[str, str] | None = Non
     if not args.coverage:
         print("osworld-mcp: tasks needs --coverage or a subcommand (fetch).", file=sys.stderr)
         return 2
-    report = coverage(examples, caches, args.desktop)
+    try:
+        report = coverage(examples, caches, args.desktop)
+    except ModuleNotFoundError as exc:  # the metrics' libraries: the interface-only install lacks them
+        print(
+            f"osworld-mcp: tasks --coverage checks every task's metrics and needs the evaluators extra "
+            f"(pip install 'osworld-mcp-env[evaluators]'): {exc}",
+            file=sys.stderr,
+        )
+        return 2
     print(report.table())
     if args.list:
         print()

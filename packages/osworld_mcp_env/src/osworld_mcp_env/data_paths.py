@@ -1,11 +1,12 @@
-"""Where the public OSWorld data lives: one setting, ``OSWORLD_DATA_DIR``, for tests, tools and benchmarks.
+"""Where the public OSWorld data lives: shipped in this package, ``OSWORLD_DATA_DIR`` to use another copy.
 
-The data is not part of any package: OSWorld's task JSONs and splits, OSWorld-MCP's
-tool schemas and the reference study's tool registry, copied from their public
-repositories into one folder. The env never needs it; the compatibility tests, the
-coverage report and the context benchmark read it. They all find it here, so moving
-the folder means setting one variable. Call :func:`osworld_data` where the program
-starts (a CLI, a test module) and pass the result down.
+OSWorld's task JSONs and splits, OSWorld-MCP's task lists and tool schemas and the
+reference study's splits and tool registry are copied, unmodified, from their public
+repositories into ``public_data/`` (provenance, commits and licence in its
+``NOTICE.md``). The env's episodes never need them; the coverage report, ``tasks fetch``,
+OSWorld suites, the compatibility tests and the context benchmark read them. They all
+find them here, so a newer upstream snapshot is one variable away. Call
+:func:`osworld_data` where the program starts (a CLI, a test module) and pass the result down.
 """
 
 from __future__ import annotations
@@ -16,8 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 DATA_DIR_VARIABLE = "OSWORLD_DATA_DIR"
-DEFAULT_DATA_DIR = Path("/work/shared/osworld-data")
-"""Used when ``OSWORLD_DATA_DIR`` is unset or empty: where this project's machines keep the data."""
+SHIPPED_DATA_DIR = Path(__file__).resolve().parent / "public_data"
+"""Used when ``OSWORLD_DATA_DIR`` is unset or empty: the copy inside this package."""
 
 
 @dataclass(frozen=True)
@@ -55,6 +56,19 @@ class OSWorldData:
         """OSWorld-MCP's task lists: ``test_all.json`` (361), ``has_tool.json`` (250 tool-beneficial)."""
         return self.root / "OSWorld-MCP" / "evaluation_examples"
 
+    @property
+    def study_splits(self) -> Path:
+        """The reference study's splits: ``test_all_no_internet.json`` (309), its train and held-out sets."""
+        return self.root / "hybrid-routing-agent" / "OSWorld-main" / "evaluation_examples"
+
+    def split_folders(self) -> dict[str, Path]:
+        """Where each source's split files lie, by the prefix that names them (``osworld:test_all``)."""
+        return {
+            "osworld": self.splits,
+            "osworld-mcp": self.mcp_tasks,
+            "hybrid-routing-agent": self.study_splits,
+        }
+
     def missing(self, path: Path) -> str:
         """Why ``path`` cannot be read, naming the setting: for skip reasons and error messages."""
         return (
@@ -63,10 +77,10 @@ class OSWorldData:
 
 
 def osworld_data(environ: Mapping[str, str] | None = None) -> OSWorldData:
-    """The data folders from ``OSWORLD_DATA_DIR`` (default :data:`DEFAULT_DATA_DIR`).
+    """The data folders from ``OSWORLD_DATA_DIR`` (default :data:`SHIPPED_DATA_DIR`).
 
     Args:
         environ: The environment to read; ``os.environ`` when None.
     """
     env = os.environ if environ is None else environ
-    return OSWorldData(Path(env.get(DATA_DIR_VARIABLE) or DEFAULT_DATA_DIR))
+    return OSWorldData(Path(env.get(DATA_DIR_VARIABLE) or SHIPPED_DATA_DIR))

@@ -7,9 +7,9 @@ task files it was measured on. The fingerprint is the SHA-256 of the sorted line
 and the blob ids can be compared with any git checkout of OSWorld
 (``git ls-tree -r HEAD evaluation_examples/examples``).
 
-:data:`KNOWN_CORPORA` states the provenance of the corpus this project is tested on
-(``/work/shared/osworld-data``), established by comparing blob ids with the public
-repositories that carry upstream's files.
+:data:`KNOWN_CORPORA` states the provenance of the corpus this package ships
+(``osworld_mcp_env/public_data``, :mod:`osworld_mcp_env.data_paths`), established by
+comparing blob ids with the public repositories that carry upstream's files.
 """
 
 from __future__ import annotations

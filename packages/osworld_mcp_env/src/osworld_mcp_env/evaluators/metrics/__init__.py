@@ -2,10 +2,16 @@
 
 from osworld_mcp_env.evaluators.metrics import (
     a11y,
+    archive,
+    browser_state,
     chrome,
+    code_files,
     docs,
+    epub,
     general,
     gimp,
+    html,
+    id3,
     images,
     impress_settings,
     media,
@@ -22,10 +28,16 @@ from osworld_mcp_env.evaluators.metrics import (
 
 __all__ = [
     "a11y",
+    "archive",
+    "browser_state",
     "chrome",
+    "code_files",
     "docs",
+    "epub",
     "general",
     "gimp",
+    "html",
+    "id3",
     "images",
     "impress_settings",
     "media",

@@ -17,7 +17,7 @@ import numpy as np
 from PIL import Image, ImageStat
 
 from osworld_mcp_env.errors import EvaluationError
-from osworld_mcp_env.evaluators.metrics.images import open_image, structure_same
+from osworld_mcp_env.evaluators.metrics.images import open_image, ssim, structure_same
 from osworld_mcp_env.evaluators.registry import ZeroScore, register_metric
 
 
@@ -246,6 +246,32 @@ def check_structure_sim_resized(result: Any, expected: Any, **options: Any) -> f
             return 0.0
         src = src.crop(box).convert("RGB")
     return float(structure_same(src.resize(tgt.size), tgt.convert("RGB")))
+
+
+@register_metric("check_structure_sim_with_threshold", options=("ssim_threshold",))
+def check_structure_sim_with_threshold(result: Any, expected: Any, **options: Any) -> float:
+    """1 when the result's RGB SSIM against the gold image is at least ``ssim_threshold`` (0.85).
+
+    A result of another size is first resized to the gold's (LANCZOS). The window is 7,
+    or the smaller side when it is under 7 (made odd), as OSWorld picks it; a one-pixel
+    window has no sample variance and, like every error of OSWorld's version, scores 0.
+    """
+    if result is None or expected is None:
+        return 0.0
+    try:
+        src: Image.Image = Image.open(result)
+        tgt = Image.open(expected)
+        if src.size != tgt.size:
+            src = src.resize(tgt.size, Image.Resampling.LANCZOS)
+        x, y = np.asarray(src.convert("RGB")), np.asarray(tgt.convert("RGB"))
+    except (OSError, ValueError) as exc:  # UnidentifiedImageError is an OSError
+        raise ZeroScore(f"check_structure_sim_with_threshold: {exc} (OSWorld scores 0)") from exc
+    side = min(x.shape[:2])
+    win = 7 if side >= 7 else side - (side % 2 == 0)
+    if win <= 1:
+        return 0.0
+    score = float(np.mean([ssim(x[..., c], y[..., c], win=win) for c in range(3)]))
+    return float(score >= float(options.get("ssim_threshold", 0.85)))
 
 
 @register_metric("check_textbox_on_leftside")

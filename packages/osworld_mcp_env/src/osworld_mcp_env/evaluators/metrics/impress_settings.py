@@ -68,12 +68,14 @@ def check_auto_saving_time(result: Any, expected: Any, **options: Any) -> float:
     ``value`` element or with a non-integer value raises in OSWorld (0 here, with the reason).
     """
     minutes = rule_value(expected, "minutes", "check_auto_saving_time")
-    if not result:
-        raise ZeroScore("check_auto_saving_time: no settings file (OSWorld raises)")
+    if result is None:
+        raise ZeroScore("check_auto_saving_time: no settings file (OSWorld raises TypeError)")
     try:
         root = ElementTree.parse(result).getroot()
-    except (ElementTree.ParseError, OSError):
-        return 0.0  # OSWorld logs the error and returns None
+    except (ElementTree.ParseError, FileNotFoundError):
+        return 0.0  # OSWorld logs the error and returns None, which is no score
+    except OSError as exc:
+        raise ZeroScore(f"check_auto_saving_time: cannot read {result!r} (OSWorld raises): {exc}") from exc
     interval = None
     for item in root.iterfind(".//item"):
         if item.get(f"{_OOR}path") != "/org.openoffice.Office.Common/Save/Document":

@@ -6,8 +6,9 @@ MFCCs, scales each coefficient by its largest magnitude, aligns the two sequence
 The same steps are written here with numpy: librosa's STFT (2048-sample periodic Hann
 window, hop 512, zero-padded centre), Slaney mel filters (128), ``power_to_db`` (top 80
 dB), orthonormal DCT-II, and fastdtw's coarsen / project / windowed-DTW recursion with
-its tie order. Files are decoded and resampled with PyAV's FFmpeg where librosa uses
-libsndfile and soxr: the deviations this leaves are in ``docs/evaluators.md``.
+its tie order. Files are decoded with libsndfile and resampled with soxr, librosa's own
+libraries (PyAV's FFmpeg only where libsndfile cannot decode, as librosa then uses
+audioread): the remaining differences are in ``docs/evaluators.md``.
 
 ``compare_videos`` walks both videos frame by frame, as OpenCV reads them, up to 100
 frames, and compares frames by perceptual hash.
@@ -24,6 +25,8 @@ from typing import Any
 
 import av
 import numpy as np
+import soundfile
+import soxr
 from PIL import Image
 
 from osworld_mcp_env.errors import EvaluationError
@@ -38,25 +41,48 @@ N_MFCC = 20
 TOP_DB = 80.0
 
 
-def load_audio(path: str | Path) -> np.ndarray:
-    """The file's samples as mono float32 at 22050 Hz (librosa.load's defaults).
+def _decode_soundfile(path: str) -> tuple[np.ndarray, int]:
+    """The samples libsndfile decodes, as float32 (frames x channels), and the native rate."""
+    data, rate = soundfile.read(path, dtype="float32", always_2d=True)
+    return data, int(rate)
 
-    Integer samples become floats as libsndfile scales them (s16 / 32768); channels are
-    averaged. Raises ``av.FFmpegError`` (or OSError) on a file FFmpeg cannot decode.
-    """
+
+def _decode_ffmpeg(path: str) -> tuple[np.ndarray, int]:
+    """FFmpeg's samples as float32 (frames x channels) at the native rate: librosa's audioread fallback."""
     chunks = []
-    with av.open(str(path)) as container:
+    with av.open(path) as container:
         if not container.streams.audio:
             raise ValueError(f"{path}: no audio stream")
         stream = container.streams.audio[0]
         rate = stream.codec_context.sample_rate
-        resampler = av.AudioResampler(format="fltp", rate=None if rate == SAMPLE_RATE else SAMPLE_RATE)
+        resampler = av.AudioResampler(format="fltp")
         for frame in container.decode(stream):
             chunks += [f.to_ndarray() for f in resampler.resample(frame)]
         chunks += [f.to_ndarray() for f in resampler.resample(None)]
     if not chunks:
-        return np.zeros(0, dtype=np.float32)
-    return np.concatenate(chunks, axis=1).mean(axis=0, dtype=np.float32)
+        return np.zeros((0, 1), dtype=np.float32), rate
+    return np.concatenate(chunks, axis=1).T.astype(np.float32), rate
+
+
+def load_audio(path: str | Path) -> np.ndarray:
+    """The file's samples as mono float32 at 22050 Hz, as ``librosa.load(path)`` returns them.
+
+    libsndfile decodes (WAV, FLAC, Ogg, MP3...; FFmpeg where it cannot, as librosa falls
+    back to audioread), channels are averaged, and soxr's HQ filter resamples to 22050 Hz,
+    the result cut or zero-padded to ``ceil(n * 22050 / rate)`` samples (librosa's
+    ``fix_length``). Raises ``av.FFmpegError``, OSError or ValueError on a file neither
+    library can decode.
+    """
+    try:
+        data, rate = _decode_soundfile(str(path))
+    except (soundfile.LibsndfileError, RuntimeError, TypeError):
+        data, rate = _decode_ffmpeg(str(path))
+    mono = data.mean(axis=1, dtype=np.float32)
+    if rate == SAMPLE_RATE or mono.size == 0:
+        return mono
+    resampled = soxr.resample(mono, rate, SAMPLE_RATE, quality="HQ").astype(np.float32)
+    size = math.ceil(mono.size * SAMPLE_RATE / rate)
+    return np.pad(resampled, (0, max(0, size - resampled.size)))[:size]
 
 
 def _hz_to_mel(hz: np.ndarray) -> np.ndarray:
@@ -207,7 +233,7 @@ def audio_similarity(y1: np.ndarray, y2: np.ndarray) -> float:
 def _try_load(path: Any) -> np.ndarray | None:
     try:
         return load_audio(path)
-    except (av.FFmpegError, OSError, ValueError):
+    except (av.FFmpegError, OSError, ValueError, soundfile.LibsndfileError):
         return None
 
 

@@ -1,10 +1,13 @@
 """PDF metrics: ``compare_pdfs``, ``check_pdf_pages``, ``compare_pdf_images``, scored as OSWorld does.
 
 OSWorld reads text and images with PyMuPDF (AGPL), which this Apache-2.0 package does not
-ship; both are read here with pypdf (BSD), the library ``check_pdf_pages`` already uses in
-OSWorld. Page text is joined as PyMuPDF joins it (each page's text ends with a newline);
-the remaining differences are pypdf's own line and space breaking, listed in
-``docs/evaluators.md``. Images are compared by :func:`phash`, ``imagehash.phash``'s bits.
+require. ``compare_pdfs`` reads text with PyMuPDF when the optional ``mupdf`` extra is
+installed (then its text is OSWorld's, characters outside the page included: PyMuPDF drops
+them), else with pypdf (BSD), the library ``check_pdf_pages`` already uses in OSWorld:
+page text joined as PyMuPDF joins it (each page's text ends with a newline), the
+remaining differences (pypdf's line and space breaking, text beyond the page's edge)
+listed in ``docs/evaluators.md``. Images are read with pypdf and compared by
+:func:`phash`, ``imagehash.phash``'s bits.
 """
 
 from __future__ import annotations
@@ -36,8 +39,31 @@ def page_texts(source: str | Path | bytes) -> list[str]:
     return [page.extract_text() for page in reader.pages]
 
 
+def _pymupdf() -> Any:
+    """The ``pymupdf`` module when the ``mupdf`` extra is installed, else None."""
+    try:
+        import pymupdf  # type: ignore[import-not-found,unused-ignore]
+    except ImportError:
+        return None
+    return pymupdf
+
+
+def pdf_text_reader() -> str:
+    """Which library ``compare_pdfs`` reads text with here: ``"pymupdf"`` (OSWorld's) or ``"pypdf"``."""
+    return "pymupdf" if _pymupdf() is not None else "pypdf"
+
+
 def pdf_text(source: str | Path | bytes) -> str:
-    """The text of every page, each newline-terminated like PyMuPDF's ``get_text`` (no run-on pages)."""
+    """The text of every page as ``compare_pdfs`` reads it (see :func:`pdf_text_reader`).
+
+    PyMuPDF: ``page.get_text()`` joined, as OSWorld does. pypdf: each page's text
+    newline-terminated like PyMuPDF's (no run-on pages).
+    """
+    pymupdf = _pymupdf()
+    if pymupdf is not None:
+        opened = pymupdf.open(stream=source) if isinstance(source, bytes) else pymupdf.open(source)
+        with opened as doc:
+            return "".join(page.get_text() for page in doc)
     return "".join(t if not t or t.endswith("\n") else t + "\n" for t in page_texts(source))
 
 

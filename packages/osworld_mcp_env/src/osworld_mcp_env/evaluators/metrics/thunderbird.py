@@ -23,7 +23,7 @@ def _lines(path: Any, metric: str) -> list[str]:
     try:
         with open(path, encoding="utf-8") as f:
             return list(f)
-    except (OSError, UnicodeDecodeError) as exc:
+    except (OSError, UnicodeDecodeError, TypeError) as exc:
         raise ZeroScore(f"{metric}: cannot read {path!r} (OSWorld raises): {exc}") from exc
 
 
@@ -116,3 +116,39 @@ def check_thunderbird_filter(result: Any, expected: Any, **options: Any) -> floa
     found = all(any(record_matches(r, f) for f in filters) for r in expect)
     clean = not any(record_matches(r, f) for f in filters for r in unexpect)
     return float(found and clean)
+
+
+def _folder_digest(text: str, options: Mapping[str, Any]) -> str:
+    """What OSWorld compares of a folder file: its ``FROM - `` chunks, as its loop keeps them.
+
+    OSWorld's loop skips every chunk that has text (its test reads ``if mail.strip():
+    continue``), so only blank chunks survive, each as the bare ``"FROM - "``: a file
+    starting with ``FROM - `` or holding two in a row yields one, a Thunderbird mbox
+    (whose separators are ``From - ``) none. Its deleted-status and normalising options
+    act on those blank chunks only and so never change the result; ``remove_duplicate``
+    (default on) keeps one.
+    """
+    kept = ["FROM - " for chunk in text.strip().split("FROM - ") if not chunk.strip()]
+    if options.get("remove_duplicate", True):
+        kept = list(set(kept))
+    return "\n".join(sorted(kept))
+
+
+@register_metric(
+    "check_thunderbird_folder", options=("ignore_status", "ignore_keys", "remove_deleted", "remove_duplicate")
+)
+def check_thunderbird_folder(result: Any, expected: Any, **options: Any) -> float:
+    """1 when each result folder file has the same digest (:func:`_folder_digest`) as its gold file.
+
+    A single path or lists of paths, paired in order (extra ones on either side are not
+    read, as zip does there). A missing result scores 0; an unreadable file is OSWorld's crash.
+    """
+    results, golds = (result, expected) if isinstance(expected, list) else ([result], [expected])
+    for got, gold in zip(results, golds, strict=False):
+        if got is None:
+            return 0.0
+        mine = _folder_digest("".join(_lines(got, "check_thunderbird_folder")), options)
+        theirs = _folder_digest("".join(_lines(gold, "check_thunderbird_folder")), options)
+        if mine != theirs:
+            return 0.0
+    return 1.0
