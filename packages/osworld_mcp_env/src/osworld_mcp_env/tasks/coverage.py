@@ -23,7 +23,9 @@ OSWorld's task files it read (:mod:`~osworld_mcp_env.tasks.corpus`).
 
 The ``runnable with internet`` column counts the unsupported tasks that a desktop
 with ``network="internet"`` (:mod:`osworld_mcp_env.network`) runs: a website is
-their only reason, every name is implemented and every cache file is present.
+their only reason and every name is implemented. Like ``needs file cache``, they
+count before ``tasks fetch`` has filled the cache (a user with the internet can
+fetch it); the files still missing are the verdict's ``detail``.
 """
 
 from __future__ import annotations
@@ -81,7 +83,7 @@ class TaskCoverage:
         reason: Why it is unsupported (a short category, e.g. ``"unknown metric 'x'"``).
         detail: The full message (every unknown name, every missing file).
         with_internet: Unsupported only for a website: runnable on a desktop with
-            ``network="internet"`` (names implemented, cache files present).
+            ``network="internet"`` (names implemented; cache files present or fetchable).
     """
 
     path: Path
@@ -235,8 +237,9 @@ def assess(
         return TaskCoverage(path, domain, False, UNSUPPORTED, "does not load", str(exc))
     reason = _reason(task, desktop)
     if reason:
-        online = not (_reason(task, desktop, web=True) or task.unsupported or _cache_misses(task, cache))
-        return TaskCoverage(path, domain, True, UNSUPPORTED, reason, with_internet=online)
+        online = not (_reason(task, desktop, web=True) or task.unsupported)
+        detail = "\n".join(_cache_misses(task, cache)) if online else ""
+        return TaskCoverage(path, domain, True, UNSUPPORTED, reason, detail, with_internet=online)
     if task.unsupported:
         return TaskCoverage(
             path, domain, True, UNSUPPORTED, _name_reason(task.unsupported[0]), "\n".join(task.unsupported)
