@@ -265,3 +265,20 @@ def test_html_parse_unknown_category_reads_nothing_and_label_is_refused():
     assert html_parse_result({"category": "tables"}, "", []) == {}
     with pytest.raises(EvaluationError, match="label"):
         html_parse_queries({"category": "label", "labelObject": {"Name": "n"}})
+
+
+def test_the_two_preferences_getters_of_the_settings_tasks_9656a811_3299584d():
+    from osworld_mcp_env.evaluators.getters.chrome import from_preferences
+
+    assert from_preferences("enable_safe_browsing", b'{"safebrowsing": {"enabled": true}}') == "true"
+    assert (
+        from_preferences("enable_safe_browsing", b'{"safebrowsing": {"enhanced": 1, "enabled": false}}')
+        == "true"
+    )
+    assert from_preferences("enable_safe_browsing", b'{"safebrowsing": {}}') == "false"
+    assert from_preferences("enable_safe_browsing", None) == "false"
+    # No "session" at all is Chromium's fresh start, the new tab page: "true".
+    assert from_preferences("new_startup_page", b"{}") == "true"
+    assert from_preferences("new_startup_page", b'{"session": {"restore_on_startup": 5}}') == "true"
+    assert from_preferences("new_startup_page", b'{"session": {"restore_on_startup": 1}}') == "false"
+    assert from_preferences("new_startup_page", b"broken") == "Google"  # OSWorld's fallback, as is
