@@ -30,11 +30,16 @@ SHOP = """<!DOCTYPE html><html><head><title>Shop</title></head><body>
 <div class="separator"> SEA <div class="aura"></div> NYC </div>
 <span class="date"> Sat, Jan 05 </span>
 <div id="host"></div>
-<script>document.getElementById("host").attachShadow({mode: "open"}).innerHTML = '<p class="deep">in shadow</p>';</script>
+<script>
+document.getElementById("host").attachShadow({mode: "open"}).innerHTML = '<p class="deep">in shadow</p>';
+</script>
 <form><input id="name" value=" Ann "></form>
 <h2 data-automation="geo">New York City Hotels</h2>
 </body></html>"""
-ARTICLE = "<html><head><title>Agents</title></head><body><h1>Planning</h1><p>Task decomposition with a memory.</p></body></html>"
+ARTICLE = (
+    "<html><head><title>Agents</title></head>"
+    "<body><h1>Planning</h1><p>Task decomposition with a memory.</p></body></html>"
+)
 SHOP_URL = "http://www.shop.test/shop/en/toys-kids/4?q=toys&S=4"
 
 
@@ -49,7 +54,8 @@ class Site(http.server.BaseHTTPRequestHandler):
             headers["Set-Cookie"] = "session=abc123; Max-Age=3600; Path=/"
             body = "<html><head><title>Cookie</title></head><body>set</body></html>"
         elif self.path == "/echo":
-            body = f"<html><head><title>Echo</title></head><body><p>COOKIE:{self.headers.get('Cookie', '')}</p></body></html>"
+            cookie = self.headers.get("Cookie", "")
+            body = f"<html><head><title>Echo</title></head><body><p>COOKIE:{cookie}</p></body></html>"
         elif self.path == "/article":
             body = ARTICLE
         else:
