@@ -61,6 +61,8 @@ def test_next_monday_split_to_next_friday_split_1704f00f():
 
 def test_next_monday_on_a_monday_is_a_week_ahead_82bc8d6a():
     rules = {"relativeTime": {"from": "next Monday"}, "expected": {"time": ["{Year}-{Month0D}-{Day0D}"]}}
+    # The task's list of templates: each is filled (OSWorld's getter raises on the list).
+    assert relative_rules(rules, datetime.date(2026, 12, 7))["expected"]["time"] == ["2026-12-14"]
     rules["expected"]["time"] = "{Year}-{Month0D}-{Day0D}"
     assert relative_rules(rules, datetime.date(2026, 12, 7))["expected"]["time"] == "2026-12-14"
 

@@ -9,6 +9,11 @@ Monday" is that Monday plus 4, and "first monday eight months later" takes the
 month ``(month + 8) % 12``, which is 0 in April; OSWorld crashes there, and so
 does this getter (an :class:`~osworld_mcp_env.errors.EvaluationError`).
 
+One deviation: an expected value that is a list of templates (task 82bc8d6a's
+``"time": ["{Year}-{Month0D}-{Day0D}"]``, read with ``expect_in_result``) has each
+item filled. OSWorld's getter (January 2026) calls ``str.replace`` on the list and
+raises, so that task could never score; later adaptations of it fill each item.
+
 Without a ``timezone`` OSWorld asks a geolocation service where its host is; here
 the host's own local time zone stands for that answer (no service is asked).
 """
@@ -60,6 +65,11 @@ def fill_date(template: str, day: datetime.date) -> str:
     for key, value in values:
         template = template.replace(key, value, 1)
     return template
+
+
+def _fill(value: Any, day: datetime.date) -> Any:
+    """:func:`fill_date` of a template, or of each template of a list."""
+    return [fill_date(v, day) for v in value] if isinstance(value, list) else fill_date(value, day)
 
 
 def _next_month_day(today: datetime.date, day: int) -> datetime.date:
@@ -159,19 +169,19 @@ def relative_rules(rules: Mapping[str, Any], today: datetime.date) -> dict[str, 
         raise EvaluationError(f"rule_relativeTime: OSWorld knows no {what} {start_phrase!r}")
     start = _FROM[start_phrase](today)
     if single:
-        expected["time"] = fill_date(expected["time"], start)
+        expected["time"] = _fill(expected["time"], start)
         return out
     end = _to_date(relative["to"], start_phrase, start, today)
     if start_phrase == "next Monday split":
         for key in ("puDay", "puMonth", "puYear"):
-            expected[key] = fill_date(expected[key], start)
+            expected[key] = _fill(expected[key], start)
     else:
-        expected["from"] = fill_date(expected["from"], start)
+        expected["from"] = _fill(expected["from"], start)
     if relative["to"] == "next Friday split":
         for key in ("doDay", "doMonth", "doYear"):
-            expected[key] = fill_date(expected[key], end)
+            expected[key] = _fill(expected[key], end)
     else:
-        expected["to"] = fill_date(expected["to"], end)
+        expected["to"] = _fill(expected["to"], end)
     return out
 
 
