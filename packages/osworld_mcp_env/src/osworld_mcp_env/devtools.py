@@ -6,7 +6,10 @@ so the same requests are made by a short stdlib script run inside the desktop as
 user (:data:`_SCRIPT`, ``python3 -I``: no user site, no ``PYTHON*`` variables, no
 proxy), the way the agent's own request would go. The script speaks DevTools' HTTP
 API for the tab list, opening and closing tabs, and a minimal WebSocket client for
-``Runtime.evaluate`` (a page's title, url, load state, visibility and HTML).
+``Runtime.evaluate`` (a page's title, url, load state, visibility and HTML, or any
+expression a getter reads a page with) and, on the browser's own socket, for loading
+a url in a fresh browser context (``Target.createBrowserContext``: Playwright's
+``browser.new_page()``) to read or print it (``Page.printToPDF``).
 
 Trust: Chromium and its port belong to the user, exactly as in OSWorld's VM (an
 agent that serves its own "DevTools" on 1337 answers for Chromium there too); the
