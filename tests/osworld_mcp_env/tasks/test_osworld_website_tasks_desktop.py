@@ -22,6 +22,7 @@ import contextlib
 import datetime
 import hashlib
 import http.server
+import io
 import json
 import shutil
 import ssl
@@ -31,11 +32,14 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import openpyxl
 import pytest
 from osworld_mcp_env import devtools
 from osworld_mcp_env.backends.local.desktop import LocalDesktop, LocalDesktopConfig
-from osworld_mcp_env.evaluators import evaluate
-from osworld_mcp_env.tasks import TaskContext, load_task, run_setup
+from osworld_mcp_env.evaluators import GETTERS, evaluate
+from osworld_mcp_env.tasks import TaskContext, TaskRunConfig, load_task, run_setup
+from osworld_mcp_env.tasks.cache import osworld_cache_name
+from osworld_mcp_env.tasks.coverage import cache_urls
 from polling import wait_until
 from task_data import OSWORLD_EXAMPLES, needs_osworld_data
 
@@ -48,6 +52,7 @@ pytestmark = [
 
 HOSTS = ["www.macys.com", "www.ryanair.com", "www.delta.com", "www.accuweather.com", "www.mbta.com"]
 HOSTS += ["www.qatarairways.com", "www.nba.com", "store.nba.com"]
+HOSTS += ["scholar.google.com"]
 HOSTS += ["outlook.office365.com"]  # where MBTA's booking page lives (Microsoft Bookings)
 HOME = "<html><head><title>Home</title></head><body><h1>Welcome</h1></body></html>"
 
@@ -211,6 +216,8 @@ def tasks() -> list[WebsiteTask]:
 @pytest.fixture(scope="module")
 def site(tasks, tmp_path_factory) -> Iterator[StandIn]:
     pages = {(t.oracle_host or t.host, t.oracle_path): t.oracle_page for t in tasks}
+    pages[("scholar.google.com", SCHOLAR)] = SCHOLAR_PAGE
+    pages[("scholar.google.com", PAPER[0])] = PAPER[1]
     with stand_in_sites(tmp_path_factory.mktemp("tls"), pages) as stand_in:
         yield stand_in
 
@@ -223,6 +230,22 @@ def online(site) -> Iterator[LocalDesktop]:
         yield desk
     finally:
         desk.close()
+
+
+SCHOLAR = "/citations?user=WLN3QrAAAAAJ&hl=en"
+SCHOLAR_PAGE = (
+    "<html><body><div id='gsc_prf_in'>Yann LeCun</div><table id='gsc_rsb_st'><tbody>"
+    "<tr><td>Citations</td><td>400123</td></tr><tr><td>h-index</td><td>150</td></tr>"
+    "<tr><td>i10-index</td><td>380</td></tr></tbody></table><table><tbody id='gsc_a_b'>"
+    "<tr><td class='gsc_a_t'><a href='/citations?view_op=view_citation&amp;citation_for_view=1'>"
+    "Deep learning</a></td></tr></tbody></table></body></html>"
+)
+PAPER = (
+    "/citations?view_op=view_citation&citation_for_view=1",
+    "<html><body><div id='gsc_oci_title_gg'><div><a href='https://hal.science/x/document'>[PDF]</a></div></div>"
+    "</body></html>",
+)
+SCHOLAR_ROW = ["Yann LeCun", "400123", "150", "380", "Deep learning", "https://hal.science/x/document"]
 
 
 def _trusting(task_json: dict, spki: str) -> dict:
@@ -265,3 +288,31 @@ def test_no_op_scores_0_and_the_oracle_scores_1(online, site, tasks, index, tmp_
     _go(online, case.oracle_url)
     oracle = evaluate(task, online, ctx)
     assert oracle.score == 1.0, oracle
+
+
+def test_scholar_task_5990457f_reads_the_site_and_the_workbook(online, site, tmp_path):
+    """info_from_website clicks through the stand-in Scholar; content_from_vm_file reads the last row."""
+    path = next(OSWORLD_EXAMPLES.glob("multi_apps/5990457f-*.json"))
+    task = load_task(_trusting(json.loads(path.read_text()), site.spki))
+    [(url, name)] = cache_urls(task)
+    book = openpyxl.Workbook()
+    book.active.append(["Name", "Citations", "h-index", "i10-index", "Top paper", "PDF"])
+    book.active.append(["Geoffrey Hinton", 900000, 190, 450, "ImageNet classification", "https://x/y.pdf"])
+    cache = tmp_path / "cache"
+    (cache / task.id).mkdir(parents=True)
+    book.save(cache / task.id / osworld_cache_name(url, name))
+    ctx = TaskContext(task.id, tmp_path / "work", TaskRunConfig(cache_roots=(cache,)))
+    online.execute(["pkill", "chrome"])
+    wait_until(lambda: online.execute(["pgrep", "-x", "chromium"]).returncode == 1, 60, "Chromium to exit")
+    run_setup(task, online, ctx)
+    assert evaluate(task, online, ctx).score == 0.0  # the table's last row is still Hinton's
+    expected = task.evaluator.checks[0].expected
+    assert GETTERS.get("info_from_website")(online, ctx, expected.config) == SCHOLAR_ROW
+    book.active.append([SCHOLAR_ROW[0], 400123, 150, 380, *SCHOLAR_ROW[4:]])  # the oracle's new row
+    data = io.BytesIO()
+    book.save(data)
+    online.upload_file("/home/user/Desktop/researchers.xlsx", data.getvalue())
+    assert evaluate(task, online, ctx).score == 1.0
+    # A page without the elements: OSWorld's backups, the author's reading of the site.
+    missing = dict(expected.config) | {"url": "https://scholar.google.com/nothing"}
+    assert GETTERS.get("info_from_website")(online, ctx, missing) == expected.config["backups"]

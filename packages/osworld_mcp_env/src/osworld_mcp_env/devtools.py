@@ -210,6 +210,65 @@ def visit(url, read, load_s):
             browser.close()
 
 
+def scrape(url, infos, load_s):
+    # OSWorld's info_from_website: a new tab of the profile's own context, each info read
+    # after going back to url when a click left it. Raises on what Playwright raises on.
+    browser = Session(http("/json/version")["webSocketDebuggerUrl"], timeout=max(10, load_s + 10))
+    target = browser.call("Target.createTarget", {"url": "about:blank"})["targetId"]
+    try:
+        sid = browser.call("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
+
+        def goto(address):
+            if browser.call("Page.navigate", {"url": address}, sid).get("errorText"):
+                raise OSError("cannot load " + address)
+            settled(browser, sid, time.monotonic() + load_s)
+
+        def element(selector, read, attribute=None):
+            # Playwright's wait_for_selector(state="attached", 10 s), then one read of it.
+            expression = ("(() => { const e = document.querySelector(%s); if (!e) return null; "
+                          "return JSON.stringify([%s]); })()"
+                          % (json.dumps(selector), {"text": "e.innerText", "attribute": "e.getAttribute(%s)"
+                                                    % json.dumps(attribute), "click": "e.click()"}[read]))
+            deadline = time.monotonic() + 10
+            while True:
+                found = browser.evaluate(expression, sid)
+                if found is not None:
+                    return json.loads(found)[0]
+                if time.monotonic() > deadline:
+                    raise OSError("no element " + selector)
+                time.sleep(0.1)
+
+        goto(url)
+        values = []
+        for info in infos:
+            if browser.evaluate("location.href", sid) != url:
+                goto(url)
+            action, selector = info.get("action", "inner_text"), info.get("selector")
+            if action in ("inner_text", "attribute"):
+                chain = [selector]
+            elif action in ("click_and_inner_text", "click_and_attribute"):
+                chain = list(selector)
+            else:
+                raise ValueError("unknown action " + str(action))
+            for hop in chain[:-1]:
+                before = browser.evaluate("location.href", sid)
+                element(hop, "click")
+                deadline = time.monotonic() + load_s
+                while browser.evaluate("location.href", sid) == before and time.monotonic() < deadline:
+                    time.sleep(0.1)
+                settled(browser, sid, time.monotonic() + load_s)
+            if action.endswith("attribute"):
+                values.append(element(chain[-1], "attribute", info.get("attribute")))
+            else:
+                values.append(element(chain[-1], "text"))
+        return {"values": values}
+    finally:
+        try:
+            browser.call("Target.closeTarget", {"targetId": target})
+        finally:
+            browser.close()
+
+
 def main():
     start = time.monotonic()
     if not up(start + ARGS.get("wait_s", 0)):
@@ -242,6 +301,11 @@ def main():
         return {"up": True, "value": evaluate(found[0], ARGS["expression"])}
     if OP == "visit":
         return dict(visit(ARGS["url"], ARGS["read"], ARGS.get("load_s", 0)), up=True)
+    if OP == "scrape":
+        try:
+            return dict(scrape(ARGS["url"], ARGS["infos"], ARGS.get("load_s", 0)), up=True)
+        except (OSError, ValueError, TypeError, KeyError) as exc:
+            return {"up": True, "error": str(exc)}
     raise SystemExit("unknown op " + OP)
 
 
@@ -402,3 +466,30 @@ def visit(desktop: Desktop, url: str, *, read: str, wait_s: float, load_s: float
     except (DevToolsError, KeyError, TypeError, ValueError) as exc:
         logger.warning("DevTools visit of %s: no usable answer from the user's side: %s", url, exc)
         return None
+
+
+def scrape(
+    desktop: Desktop, url: str, infos: Sequence[Mapping[str, Any]], *, wait_s: float, load_s: float
+) -> list[Any] | None:
+    """OSWorld's ``info_from_website`` reads of ``url`` in a new tab of the profile (closed after).
+
+    Each info is ``{action, selector, attribute?}``: ``inner_text`` or ``attribute`` of
+    the first element matching ``selector`` (waited for up to 10 s), or the same after
+    clicking each selector but the last of a list (``click_and_inner_text``,
+    ``click_and_attribute``), going back to ``url`` first when a click left it.
+    None when any read fails or no Chromium answers (OSWorld then returns ``backups``).
+
+    Raises:
+        DesktopError: The guest did not run the reader.
+    """
+    args = {"url": url, "infos": list(infos), "wait_s": wait_s, "load_s": load_s}
+    try:
+        answer = _run(desktop, "scrape", args, wait_s + (len(infos) + 1) * (load_s + 15) + 60)
+    except DevToolsError as exc:
+        logger.warning("DevTools scrape of %s: no usable answer from the user's side: %s", url, exc)
+        return None
+    values = answer.get("values")
+    if not answer.get("up") or answer.get("error") or not isinstance(values, list):
+        logger.warning("DevTools scrape of %s failed: %s", url, answer.get("error", "no Chromium"))
+        return None
+    return values

@@ -365,6 +365,20 @@ def pdf_from_url(desktop: Desktop, context: TaskContext, config: Mapping[str, An
     return save_result(context, str(config["dest"]), page.pdf)
 
 
+@register_getter("info_from_website")
+def info_from_website(desktop: Desktop, context: TaskContext, config: Mapping[str, Any], /) -> Any:
+    """Texts and attributes read on ``url`` in a new tab (:func:`osworld_mcp_env.devtools.scrape`).
+
+    When any read fails (no element within 10 s, a page that does not load, no
+    Chromium) the answer is the config's ``backups``, as OSWorld's: the values the
+    task's author read on the site.
+    """
+    values = devtools.scrape(
+        desktop, str(config["url"]), config.get("infos", []), wait_s=DEVTOOLS_WAIT_S, load_s=VISIT_LOAD_S
+    )
+    return config.get("backups") if values is None else values
+
+
 __all__ = [
     "PAGE_LOAD_S",
     "html_parse_queries",
