@@ -10,7 +10,7 @@ Every task JSON is loaded leniently, then put in exactly one bucket:
 * unsupported, with the first reason that applies, in this order: an app the embedded
   desktop does not ship (VS Code), Google Drive or an online account, a website on the
   internet (``chrome_open_tabs`` of an http(s) url, ``proxy: true``, a url in the
-  instruction), a program OSWorld's VM has and this desktop lacks (sudo, PulseAudio,
+  instruction), a program OSWorld's VM has and this desktop lacks (sudo, PulseAudio, wmctrl,
   systemd, GNOME Shell, found in the task's commands), a metric left out on purpose
   (:data:`UNSUPPORTED_METRICS`), then the first unimplemented name (metric, getter,
   setup step, option).
