@@ -14,6 +14,8 @@ APT_PACKAGES=(
   # applications of the OSWorld desktop
   libreoffice-calc libreoffice-writer libreoffice-impress libreoffice-math libreoffice-gtk3 python3-uno
   fonts-dejavu-core mousepad xfce4-terminal vlc chromium gimp thunderbird imagemagick
+  # Ubuntu's file manager and terminal, which OSWorld's tasks launch by name
+  nautilus gnome-terminal
   # Debian's interpreter is the one that imports uno and pyatspi
   python3 python3-pip
   # the libvirt backend: the guest image (tools/build-image), QEMU under libvirt, and what

@@ -156,20 +156,23 @@ def test_the_report_names_the_corpus_revision(tmp_path: Path):
     assert "unknown revision" in " ".join(other.line().split())
 
 
-def test_a_website_task_counts_as_runnable_with_internet_once_all_else_is_in_place(tmp_path: Path):
+def test_a_website_task_counts_as_runnable_with_internet_once_its_names_are_implemented(tmp_path: Path):
     path = write_task(tmp_path / "examples" / "chrome", "t8")
     task = json.loads(path.read_text())
     task["config"].append(
         {"type": "chrome_open_tabs", "parameters": {"urls_to_open": ["https://example.com"]}}
     )
     path.write_text(json.dumps(task))
+    # Like "needs file cache", it counts before the cache is fetched, naming what is missing.
     offline = assess(path)
-    assert offline.reason == "website on the internet (chrome_open_tabs)" and not offline.with_internet
+    assert offline.reason == "website on the internet (chrome_open_tabs)" and offline.with_internet
+    assert offline.detail == "https://x.invalid/a.xlsx"
     cache = tmp_path / "cache"
     (cache / "t8").mkdir(parents=True)
     (cache / "t8" / osworld_cache_name("https://x.invalid/a.xlsx", "a.xlsx")).write_bytes(b"x")
     report = coverage([tmp_path / "examples"], [cache])
     assert report.items[0].status == "unsupported" and report.items[0].with_internet
+    assert report.items[0].detail == ""
     lines = report.table().splitlines()
     assert next(line for line in lines if line.startswith("domain")).endswith(RUNNABLE_WITH_INTERNET)
     assert next(line for line in lines if line.startswith("chrome")).split()[-2:] == ["1", "1"]

@@ -10,7 +10,7 @@ Every task JSON is loaded leniently, then put in exactly one bucket:
 * unsupported, with the first reason that applies, in this order: an app the embedded
   desktop does not ship (VS Code), Google Drive or an online account, a website on the
   internet (``chrome_open_tabs`` of an http(s) url, ``proxy: true``, a url in the
-  instruction), a program OSWorld's VM has and this desktop lacks (sudo, PulseAudio,
+  instruction), a program OSWorld's VM has and this desktop lacks (sudo, PulseAudio, wmctrl,
   systemd, GNOME Shell, found in the task's commands), a metric left out on purpose
   (:data:`UNSUPPORTED_METRICS`), then the first unimplemented name (metric, getter,
   setup step, option).
@@ -23,7 +23,9 @@ OSWorld's task files it read (:mod:`~osworld_mcp_env.tasks.corpus`).
 
 The ``runnable with internet`` column counts the unsupported tasks that a desktop
 with ``network="internet"`` (:mod:`osworld_mcp_env.network`) runs: a website is
-their only reason, every name is implemented and every cache file is present.
+their only reason and every name is implemented. Like ``needs file cache``, they
+count before ``tasks fetch`` has filled the cache (a user with the internet can
+fetch it); the files still missing are the verdict's ``detail``.
 """
 
 from __future__ import annotations
@@ -81,7 +83,7 @@ class TaskCoverage:
         reason: Why it is unsupported (a short category, e.g. ``"unknown metric 'x'"``).
         detail: The full message (every unknown name, every missing file).
         with_internet: Unsupported only for a website: runnable on a desktop with
-            ``network="internet"`` (names implemented, cache files present).
+            ``network="internet"`` (names implemented; cache files present or fetchable).
     """
 
     path: Path
@@ -126,14 +128,14 @@ def _internet_reason(task: Task, *, web: bool = False) -> str:
 
 
 # What OSWorld's Ubuntu VM has and the embedded desktop lacks, found in a task's commands.
-# (Ubuntu's Ctrl+Alt+T terminal shortcut is not here: the desktop's openbox binds it, see guest/session.sh.)
+# (Ubuntu's Ctrl+Alt+T terminal shortcut is not here: the desktop's openbox binds it, see guest/session.sh;
+# nor are Nautilus and gnome-terminal: the desktop ships both, tools/setup_debian.sh.)
 MISSING_ON_DESKTOP = (
     (re.compile(r"\bsudo\b"), "sudo (the desktop user has no root)"),
     (re.compile(r"\bpactl\b|\bpulseaudio\b"), "PulseAudio"),
     (re.compile(r"\btimedatectl\b"), "systemd (timedatectl)"),
     (re.compile(r"\borg\.gnome\.shell\b"), "GNOME Shell settings"),
-    (re.compile(r"\bgnome-terminal\b"), "gnome-terminal"),
-    (re.compile(r"\bnautilus\b"), "Nautilus"),
+    (re.compile(r"\bwmctrl\b"), "wmctrl"),
 )
 
 
@@ -235,8 +237,9 @@ def assess(
         return TaskCoverage(path, domain, False, UNSUPPORTED, "does not load", str(exc))
     reason = _reason(task, desktop)
     if reason:
-        online = not (_reason(task, desktop, web=True) or task.unsupported or _cache_misses(task, cache))
-        return TaskCoverage(path, domain, True, UNSUPPORTED, reason, with_internet=online)
+        online = not (_reason(task, desktop, web=True) or task.unsupported)
+        detail = "\n".join(_cache_misses(task, cache)) if online else ""
+        return TaskCoverage(path, domain, True, UNSUPPORTED, reason, detail, with_internet=online)
     if task.unsupported:
         return TaskCoverage(
             path, domain, True, UNSUPPORTED, _name_reason(task.unsupported[0]), "\n".join(task.unsupported)

@@ -6,6 +6,15 @@ it raises :class:`~osworld_mcp_env.errors.EvaluationError`, which reports keep a
 from a 0 score.
 """
 
-from osworld_mcp_env.evaluators.getters import chrome, desktop, files, gimp, impress, vlc
+from osworld_mcp_env.evaluators.getters import (
+    chrome,
+    chrome_pages,
+    desktop,
+    files,
+    gimp,
+    impress,
+    relative_time,
+    vlc,
+)
 
-__all__ = ["chrome", "desktop", "files", "gimp", "impress", "vlc"]
+__all__ = ["chrome", "chrome_pages", "desktop", "files", "gimp", "impress", "relative_time", "vlc"]

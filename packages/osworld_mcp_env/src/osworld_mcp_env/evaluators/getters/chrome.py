@@ -13,15 +13,20 @@ read Chromium through :mod:`osworld_mcp_env.devtools`.
 from __future__ import annotations
 
 import json
+import logging
+import sqlite3
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 
 from osworld_mcp_env.backends.base import Desktop
 from osworld_mcp_env.devtools import Tab, tabs
 from osworld_mcp_env.errors import DesktopError, EvaluationError
-from osworld_mcp_env.evaluators.getters.files import user_path
+from osworld_mcp_env.evaluators.getters.files import save_result, user_path
 from osworld_mcp_env.evaluators.registry import ZeroScore, register_getter
 from osworld_mcp_env.tasks.context import TaskContext
+
+logger = logging.getLogger(__name__)
 
 CHROMIUM_PROFILE = "~/.config/chromium/Default"
 # How long the tab getters let Chromium's endpoint come up and pages finish loading
@@ -54,6 +59,56 @@ def bookmarks(desktop: Desktop, context: TaskContext, config: Mapping[str, Any],
         raise ZeroScore(
             f"bookmarks: the Bookmarks file is not a JSON object (OSWorld raises): {exc}"
         ) from exc
+
+
+# A query on the user's database stops after this many SQLite steps (an agent's
+# recursive view must not hold the evaluator); OSWorld's query on a real profile
+# takes a few thousand.
+SQLITE_STEP_LIMIT = 50_000_000
+
+
+def profile_rows(
+    desktop: Desktop, context: TaskContext, name: str, dest: str, sql: str
+) -> list[tuple] | None:
+    """The rows of ``sql`` on the profile's SQLite file ``name``, copied to ``<work_dir>/<dest>`` first.
+
+    None when the file is missing or is no database with that table, as OSWorld's
+    getters answer on any error. The copy is the user's: it is opened read-only,
+    with ``trusted_schema`` off and a step limit, so its schema runs no function
+    with side effects and cannot hold the evaluator.
+    """
+    data = _profile_file(desktop, name)
+    if not data:
+        return None
+    path = Path(save_result(context, dest, data))
+    try:
+        connection = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+    except sqlite3.Error:
+        return None
+    steps = iter(range(SQLITE_STEP_LIMIT // 1000))
+    connection.set_progress_handler(lambda: next(steps, None) is None, 1000)
+    try:
+        connection.execute("PRAGMA trusted_schema = OFF")
+        return connection.execute(sql).fetchall()
+    except sqlite3.Error as exc:
+        logger.warning("%s: no rows from the profile's %s: %s", dest, name, exc)
+        return None
+    finally:
+        connection.close()
+
+
+@register_getter("history")
+def history(desktop: Desktop, context: TaskContext, config: Mapping[str, Any], /) -> list[tuple] | None:
+    """``(url, title, last_visit_time)`` of every row of the profile's ``History`` ``urls`` table."""
+    return profile_rows(
+        desktop, context, "History", str(config["dest"]), "SELECT url, title, last_visit_time FROM urls"
+    )
+
+
+@register_getter("cookie_data")
+def cookie_data(desktop: Desktop, context: TaskContext, config: Mapping[str, Any], /) -> list[tuple] | None:
+    """Every row (all columns, Chromium's order) of the profile's ``Cookies`` ``cookies`` table."""
+    return profile_rows(desktop, context, "Cookies", str(config["dest"]), "SELECT * FROM cookies")
 
 
 PREFERENCE_READERS: dict[str, tuple[Callable[[Any], Any], Any]] = {}
@@ -92,6 +147,21 @@ def _preferences_getter(name: str, on_error: Any) -> Callable[[Callable[[Any], A
 def enable_do_not_track(prefs: Any) -> str:
     """``"true"`` when ``enable_do_not_track`` is truthy, else ``"false"``."""
     return "true" if prefs.get("enable_do_not_track", {}) else "false"
+
+
+@_preferences_getter("enable_safe_browsing", "false")
+def enable_safe_browsing(prefs: Any) -> str:
+    """``"true"`` when ``safebrowsing.enhanced`` or ``safebrowsing.enabled`` is truthy, else ``"false"``."""
+    safebrowsing = prefs.get("safebrowsing", {})
+    return "true" if safebrowsing.get("enhanced", False) or safebrowsing.get("enabled", False) else "false"
+
+
+@_preferences_getter("new_startup_page", "Google")
+def new_startup_page(prefs: Any) -> str:
+    """``"true"`` when Chromium starts on its new tab page: no ``session``, or ``restore_on_startup`` 5."""
+    if "session" not in prefs:
+        return "true"
+    return "true" if prefs.get("session", {}).get("restore_on_startup", {}) == 5 else "false"
 
 
 @_preferences_getter("profile_name", None)
@@ -207,10 +277,20 @@ def active_url_from_accesstree(
     (and a lone ``www.``) and any other url whole; the prefix then goes before that
     text. Here the same text is derived from the shown tab's url.
     """
-    shown = [t for t in _tabs(desktop) or () if t.visible]
+    found = active_url(desktop, config)
+    return found[0] if found else None
+
+
+def active_url(desktop: Desktop, config: Mapping[str, Any]) -> tuple[str, list[Tab]] | None:
+    """The url OSWorld reads for the shown tab (``goto_prefix`` + address bar text) and every open tab.
+
+    None when no tab is shown (no Chromium, or OSWorld's address bar is not found).
+    """
+    open_tabs = _tabs(desktop) or []
+    shown = [t for t in open_tabs if t.visible]
     if not shown:
         return None
-    return f"{config.get('goto_prefix', 'https://')}{omnibox_text(shown[0].url)}"
+    return f"{config.get('goto_prefix', 'https://')}{omnibox_text(shown[0].url)}", open_tabs
 
 
 def omnibox_text(url: str) -> str:
@@ -220,3 +300,42 @@ def omnibox_text(url: str) -> str:
             rest = url[len(scheme) :]
             return rest[4:] if rest.startswith("www.") else rest
     return url
+
+
+# The names in the user's ~/Desktop (OSWorld's desktop path), as a JSON list; null when it is no folder.
+_DESKTOP_NAMES = """
+import json, os
+d = os.path.expanduser("~/Desktop")
+print(json.dumps(sorted(os.listdir(d)) if os.path.isdir(d) else None))
+"""
+
+
+@register_getter("shortcuts_on_desktop")
+def shortcuts_on_desktop(
+    desktop: Desktop, context: TaskContext, config: Mapping[str, Any], /
+) -> dict[str, str]:
+    """``{name: text}`` of every ``*.desktop`` file in ``~/Desktop`` (Linux shortcuts); ``{}`` when none.
+
+    A listing the user's side garbles reads as no shortcut; a shortcut that cannot
+    be read as UTF-8 text is left out (OSWorld's decode raises there).
+    """
+    try:
+        done = desktop.execute(["/usr/bin/python3", "-I", "-c", _DESKTOP_NAMES])
+    except DesktopError as exc:
+        raise EvaluationError(f"shortcuts_on_desktop: the desktop did not answer: {exc}") from exc
+    try:
+        names = json.loads(done.output) if done.returncode == 0 else None
+    except ValueError:
+        names = None
+    if not isinstance(names, list):
+        return {}
+    home = user_path(desktop, "~")
+    shortcuts = {}
+    for name in names:
+        if isinstance(name, str) and name.endswith(".desktop") and "/" not in name:
+            data = desktop.read_file(f"{home}/Desktop/{name}")
+            try:
+                shortcuts[name] = data.decode("utf-8") if data is not None else None
+            except UnicodeDecodeError:
+                continue
+    return {name: text for name, text in shortcuts.items() if text is not None}

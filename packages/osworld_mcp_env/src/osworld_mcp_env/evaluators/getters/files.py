@@ -9,15 +9,21 @@ which reports keep apart from a 0 score.
 from __future__ import annotations
 
 import json
+import logging
 import shutil
+import zipfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
+
+import pandas
 
 from osworld_mcp_env.backends.base import Desktop, ExecResult
 from osworld_mcp_env.errors import DesktopError, EvaluationError, SetupStepError
 from osworld_mcp_env.evaluators.registry import register_getter
 from osworld_mcp_env.tasks.context import TaskContext
+
+logger = logging.getLogger(__name__)
 
 
 def _multi(config: Mapping[str, Any]) -> tuple[list[str], list[str], list[int]]:
@@ -185,3 +191,28 @@ def list_directory(desktop: Desktop, context: TaskContext, config: Mapping[str, 
     if done.returncode != 0:
         raise EvaluationError(f"list_directory: listing {config['path']!r} failed: {done.error[-500:]}")
     return json.loads(done.output)
+
+
+@register_getter("content_from_vm_file")
+def content_from_vm_file(desktop: Desktop, context: TaskContext, config: Mapping[str, Any], /) -> Any:
+    """The last row of the xlsx at ``path`` (``file_type: xlsx``, ``file_content: last_row``), as text.
+
+    pandas reads the first sheet with its first row as the header, as OSWorld's; each
+    value of the last row is ``str()``-ed (``nan`` for an empty cell). None when the
+    file is missing; a sheet with no data row or a file pandas cannot read scores 0
+    (OSWorld raises).
+    """
+    if config.get("file_type") != "xlsx" or config.get("file_content") != "last_row":
+        raise EvaluationError(
+            f"content_from_vm_file: only xlsx last_row is implemented (as in OSWorld), got {dict(config)!r}"
+        )
+    data = desktop.read_file(config["path"])
+    if data is None:
+        return None
+    path = save_result(context, Path(str(config["path"])).name, data)
+    try:
+        frame = pandas.read_excel(path)
+        return frame.iloc[-1].astype(str).tolist()
+    except (ValueError, IndexError, OSError, KeyError, zipfile.BadZipFile) as exc:
+        logger.warning("content_from_vm_file: no last row in %r (OSWorld raises): %s", config["path"], exc)
+        return None
