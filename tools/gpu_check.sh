@@ -37,7 +37,7 @@ if [[ "${1:-}" == "--rehearse" ]]; then
 else
   PYTHON=python3
   ARGS=(--device cuda --shape 2b)
-  PHASE_TIMEOUT=120
+  PHASE_TIMEOUT=90  # 6 phases stay inside one 10-minute command
 fi
 if ! compgen -G ".whl/*.whl" >/dev/null; then
   echo "gpu_check: no .whl/ here: run tools/gpu_wheels.py build, and carry .whl" >&2
