@@ -113,6 +113,8 @@ class Shape:
 SHAPES = {
     "tiny": Shape(screen=(256, 160), system_words=60, prompts=4, group=4, completion_tokens=32),
     "2b": Shape(screen=(1280, 720), system_words=300, prompts=2, group=8, completion_tokens=128),
+    # The 2b build at toy sizes (tools/gpu_check.sh --rehearse): the same code path on a CPU.
+    "mini": Shape(screen=(640, 360), system_words=60, prompts=2, group=4, completion_tokens=16),
 }
 
 # Qwen3-VL-2B's published shape (text 2048 x 28 layers, GQA 16/8, ViT 1024 x 24 with deepstack).
@@ -145,6 +147,37 @@ QWEN3_VL_2B_VISION = {
     "num_position_embeddings": 2304,
     "deepstack_visual_indexes": [5, 11, 17],
 }
+# The same architecture (GQA, interleaved M-RoPE, deepstack, tied embeddings) at toy sizes; the
+# vocabulary is the tokenizer's, so the logits stay small on a CPU.
+MINI_TEXT = {
+    "hidden_size": 64,
+    "intermediate_size": 128,
+    "num_hidden_layers": 2,
+    "num_attention_heads": 4,
+    "num_key_value_heads": 2,
+    "head_dim": 16,
+    "max_position_embeddings": 32_768,
+    "rope_parameters": {
+        "rope_type": "default",
+        "rope_theta": 5_000_000.0,
+        "mrope_section": [4, 2, 2],
+        "mrope_interleaved": True,
+    },
+    "tie_word_embeddings": True,
+}
+MINI_VISION = {
+    "depth": 2,
+    "hidden_size": 32,
+    "intermediate_size": 64,
+    "num_heads": 2,
+    "out_hidden_size": 64,
+    "patch_size": 16,
+    "spatial_merge_size": 2,
+    "temporal_patch_size": 2,
+    "num_position_embeddings": 2304,
+    "deepstack_visual_indexes": [0, 1],
+}
+MODEL_DIMS = {"2b": (QWEN3_VL_2B_TEXT, QWEN3_VL_2B_VISION), "mini": (MINI_TEXT, MINI_VISION)}
 
 
 # --- set-up (orchestrator) -------------------------------------------------------------------
@@ -167,7 +200,11 @@ def setup_trl_venv(venv: Path) -> None:
 
 
 def build_checkpoint(config: str, folder: Path, device: str) -> dict[str, Any]:
-    """Builds and saves the model (seeded random weights) and processor; returns sizes and banned ids."""
+    """Builds and saves the model (seeded random weights) and processor; returns sizes and banned ids.
+
+    ``device`` (``"cpu"``, ``"cuda"``) is where the weights are initialised; ``2b`` and
+    ``mini`` are saved in bf16 from there.
+    """
     import tiny_qwen
     import torch
     from transformers import Qwen3VLConfig, Qwen3VLForConditionalGeneration
@@ -178,13 +215,15 @@ def build_checkpoint(config: str, folder: Path, device: str) -> dict[str, Any]:
     else:
         processor = tiny_qwen.processor(tiny_qwen.qwen3_vl_image_processor())
         tok = processor.tokenizer
+        text, vision = MODEL_DIMS[config]
         model_config = Qwen3VLConfig(
             text_config={
-                **QWEN3_VL_2B_TEXT,
+                "vocab_size": len(tok),
+                **text,
                 "pad_token_id": tok.pad_token_id,
                 "eos_token_id": tok.eos_token_id,
             },
-            vision_config=QWEN3_VL_2B_VISION,
+            vision_config=vision,
             image_token_id=processor.image_token_id,
             video_token_id=processor.video_token_id,
             vision_start_token_id=processor.vision_start_token_id,

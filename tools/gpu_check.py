@@ -1,24 +1,37 @@
-"""One prepared check of issue 30 on a lent GPU: rollout engines, weight sync, GRPO steps, memory.
+"""One prepared check on a lent GPU: rollout tokens/s and log-prob gap, GRPO updates, memory.
 
-It builds a checkpoint with random weights (``--shape 2b``: Qwen3-VL-2B's dimensions;
-``--shape tiny``: the tests' tiny Qwen3-VL; tools/bench_trainer.py's builder), both with the
-tests' in-process processor, so nothing is downloaded, then:
+tools/gpu_check.sh runs it phase by phase, each phase a process of its own (so one phase's
+engine never holds memory in the next, and a phase killed by its timeout loses only itself):
 
-1. samples the same prompts (a screenshot and an instruction) with each engine of
-   ``--engines`` once and reports rollout tokens/s, and the engine's log-prob gap to the
-   trainer's recomputation (how far vLLM's numerics are from the trained model's);
-2. runs ``--steps`` GRPO steps on the toy env (and ``--desktop-task`` on the real desktop
-   env unless ``--no-desktop``) with ``--train-engine`` (vLLM when it imports), and reports the
-   rollout and update seconds, weight-sync seconds, trained tokens/s and the peak GPU
-   memory of each phase (``torch.cuda.max_memory_allocated``; RSS on the CPU).
+``--phases build``
+    Saves a Qwen3-VL with seeded random weights (``--shape 2b``: Qwen3-VL-2B's dimensions;
+    ``mini``: the same architecture at toy sizes, the CPU rehearsal's) and the tests'
+    in-process processor to ``--checkpoint``, so nothing is downloaded
+    (tools/bench_trainer.py's builder).
+``--phases rollout``
+    Samples ``--rows`` prompts (a screenshot and an instruction each; 1920x1080 for ``2b``)
+    with each engine of ``--engines`` and reports rollout tokens/s and the gap between the
+    log-probs the engine stored and the trainer's recomputation of them.
+``--phases train --setup NAME``
+    Runs ``--steps`` GRPO steps on the toy env (and the desktop env unless ``--no-desktop``)
+    with one training set-up of :data:`SETUPS` (full fine-tuning or LoRA, padded or
+    padding-free micro-batches, the torch backend or DeepSpeed ZeRO-3 on one rank), gradient
+    checkpointing on: rollout and update seconds, training tokens/s and the peak memory of
+    each phase (``torch.cuda.max_memory_allocated``; RSS on the CPU).
 
-An engine or an env that cannot start is a row saying why ("vllm missing", "desktop
-unavailable: ..."), and the check carries on with the others. The table is printed and,
-with ``--out``, written as JSON. ``--phases`` runs part of it: tools/gpu_check.sh runs each
-phase in a process of its own, so one phase's engine never holds memory in the next.
+Random weights score 0 on every task, so the default accuracy filter would drop every
+group and nothing would train: the check's groups all enter the update (``keep_all``, with
+advantages of 0 the gradient is the KL term's, but the forward, backward, optimizer step and
+weight publication all run). A train row reads ``ok`` only when training tokens were logged,
+and a desktop row only when some episode ran without crashing.
 
-    python tools/gpu_check.py --device cuda --shape 2b --engines vllm,hf --steps 2 --out gpu_check.json
-    python tools/gpu_check.py --device cpu --shape tiny --engines hf,vllm --steps 1 --no-desktop
+Each row is printed (and appended to ``--out`` as a JSON line) the moment it is measured,
+so a phase killed by its timeout keeps the rows before it. An engine or env that cannot
+start is a row saying why, and the check carries on.
+
+    python tools/gpu_check.py --device cuda --shape 2b --checkpoint /tmp/ckpt --phases build
+    python tools/gpu_check.py --device cuda --shape 2b --checkpoint /tmp/ckpt --phases rollout
+    python tools/gpu_check.py --device cuda --shape 2b --checkpoint /tmp/ckpt --phases train --setup lora
 """
 
 from __future__ import annotations
@@ -30,6 +43,7 @@ import resource
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -39,33 +53,109 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "hybrid_agent"))  # the tests' processor (nothing downloaded)
 sys.path.insert(0, str(ROOT / "tools"))  # bench_trainer's checkpoint builder
 
+TOY_ENV = "grpo_trainer:ToolOrGui-v0"
 DESKTOP_ENV = "osworld_mcp_env:OSWorldMCP-v0"
+SCREEN = {"2b": (1920, 1080), "mini": (640, 360)}
+
+# Training set-ups: name -> (lora, packing, backend).
+SETUPS: dict[str, tuple[bool, str, str]] = {
+    "full-padded": (False, "padded", "torch"),
+    "full-padding_free": (False, "padding_free", "torch"),
+    "lora-padded": (True, "padded", "torch"),
+    "lora-padding_free": (True, "padding_free", "torch"),
+    "zero3-full-padded": (False, "padded", "deepspeed"),
+}
+
+COLUMNS = {
+    "rollout": (
+        "phase", "engine", "status", "rows", "prompt_tokens", "tokens", "seconds", "tokens_per_s",
+        "logprob_gap_mean", "logprob_gap_max", "peak_mb",
+    ),
+    "train": (
+        "phase", "setup", "env", "step", "status", "rollout_s", "rollout_peak_mb", "update_s",
+        "update_peak_mb", "train_tokens", "train_tokens_per_s", "weight_sync_s", "groups_kept",
+        "crashed",
+    ),
+}  # fmt: skip
+
+
+class RowPrinter:
+    """Prints each row as a markdown line the moment it is measured (flushed), and appends it to ``out``."""
+
+    def __init__(self, phase: str, out: Path | None) -> None:
+        """Prints the phase's table header."""
+        self.columns = COLUMNS[phase]
+        self.out = out
+        print("| " + " | ".join(self.columns) + " |", flush=True)
+        print("|" + "---|" * len(self.columns), flush=True)
+
+    def __call__(self, row: dict[str, Any]) -> dict[str, Any]:
+        """Prints and records ``row``; returns it."""
+        print("| " + " | ".join(str(row.get(k, "")) for k in self.columns) + " |", flush=True)
+        if self.out is not None:
+            with self.out.open("a") as file:
+                file.write(json.dumps(row) + "\n")
+        return row
+
+
+def _keep_all(returns: Sequence[float], success_rate: float, config: Any) -> bool:
+    """Every group enters the update (random weights score 0 everywhere: the accuracy filter keeps none)."""
+    return True
+
+
+def _register_keep_all() -> None:
+    from grpo_trainer.advantage import GROUP_FILTERS
+
+    if "keep_all" not in GROUP_FILTERS:
+        GROUP_FILTERS.add("keep_all", _keep_all)
 
 
 def build_checkpoint(shape: str, folder: Path, device: str) -> str:
     """Saves tools/bench_trainer.py's random-weight Qwen3-VL of ``shape`` (and the tests' processor).
 
-    Returns the ``hf:`` spec. The test processor class is registered for ``AutoProcessor``,
-    which ``hf:PATH`` loads with (the real ``Qwen3VLProcessor`` needs torchvision).
+    ``device`` (``cpu``/``cuda``) is where the weights are initialised. Returns the ``hf:`` spec.
     """
-    import tiny_qwen
     from bench_trainer import build_checkpoint as build
-    from transformers import AutoProcessor, Qwen3VLConfig
 
-    AutoProcessor.register(Qwen3VLConfig, tiny_qwen.ImageOnlyQwen3VLProcessor, exist_ok=True)
     build(shape, folder, device)
     return f"hf:{folder}"
 
 
-def _config(spec: str, engine: str, args: argparse.Namespace) -> Any:
-    from grpo_trainer.config import EngineSettings, GRPOConfig, OptimSettings, RolloutSettings
+def _register_processor() -> None:
+    """``AutoProcessor`` (what ``hf:PATH`` loads with) finds the tests' processor class by name.
+
+    The real ``Qwen3VLProcessor`` needs torchvision's video processor. Registered under its
+    name, not under ``Qwen3VLConfig``: transformers 5.17 (the GPU image's) ignores a
+    registration for a config class of its own, and then ``AutoProcessor`` returns the bare
+    tokenizer; a name key is what it looks the saved ``processor_class`` up by.
+    """
+    import tiny_qwen
+    from transformers import AutoProcessor
+
+    processor = tiny_qwen.ImageOnlyQwen3VLProcessor
+    AutoProcessor.register(processor.__name__, processor, exist_ok=True)
+
+
+def _config(spec: str, engine: str, args: argparse.Namespace, setup: str = "full-padded") -> Any:
+    from grpo_trainer.advantage import AdvantageConfig
+    from grpo_trainer.config import (
+        EngineSettings,
+        GRPOConfig,
+        LoraSettings,
+        ModelSettings,
+        OptimSettings,
+        RolloutSettings,
+    )
     from grpo_trainer.rewards import RewardConfig
 
+    lora, packing, backend = SETUPS[setup]
+    bf16 = args.device == "cuda"
     return GRPOConfig(
         policy=spec,
+        model=ModelSettings(lora=LoraSettings() if lora else None, gradient_checkpointing=True),
         rollout=RolloutSettings(
-            group_size=2,
-            tasks_per_step=2,
+            group_size=args.group,
+            tasks_per_step=1,
             max_new_tokens=args.max_new_tokens,
             max_prompt_tokens=args.max_prompt_tokens,
             engine=engine,
@@ -74,9 +164,10 @@ def _config(spec: str, engine: str, args: argparse.Namespace) -> Any:
             else {},
         ),
         reward=RewardConfig(max_steps=2),
-        optim=OptimSettings(lr=1e-6, total_steps=args.steps, updates_per_batch=1),
+        advantage=AdvantageConfig(group_filter="keep_all"),
+        optim=OptimSettings(lr=1e-6, total_steps=args.steps, updates_per_batch=1, packing=packing),
         engine=EngineSettings(
-            backend="torch", precision="bf16" if args.device == "cuda" else "fp32", save_every=10**6
+            backend=backend, precision="bf16" if bf16 else "fp32", save_every=10**6, zero_stage=3
         ),
     )
 
@@ -94,184 +185,204 @@ def _reset_peak(device: str) -> None:
 
 
 def _prompts(policy: Any, shape: str, rows: int) -> list[list[int]]:
-    from bench_trainer import SHAPES
+    """``rows`` prompts of one screenshot (boxes, so patches differ) and an instruction each."""
     from hybrid_agent.messages import image_part, text_part
-    from PIL import Image
+    from PIL import Image, ImageDraw
 
-    screen = Image.new("RGB", SHAPES[shape].screen, (255, 255, 255))
-    return [
-        policy.encode(
-            [{"role": "user", "content": [image_part(screen), text_part(f"Instruction {i}: put 5 in A1")]}]
-        )
-        for i in range(rows)
-    ]
+    width, height = SCREEN[shape]
+    prompts = []
+    for i in range(rows):
+        screen = Image.new("RGB", (width, height), (235, 235, 235))
+        draw = ImageDraw.Draw(screen)
+        for k in range(24):
+            x, y = (97 * (i + 3 * k)) % width, (61 * (2 * i + k)) % height
+            draw.rectangle([x, y, x + 80, y + 24], fill=((40 * k) % 256, (90 * i) % 256, 120))
+        message = [image_part(screen), text_part(f"Instruction {i}: put {i} in A1, then sum column A")]
+        prompts.append(policy.encode([{"role": "user", "content": message}]))
+    return prompts
 
 
-def rollout_rows(spec: str, policy: Any, args: argparse.Namespace) -> list[dict[str, Any]]:
-    """Rollout tokens/s of each engine of ``--engines`` on the same prompts, one after another."""
+def _failure(exc: BaseException) -> str:
+    return f"failed: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"[:300]
+
+
+def rollout_rows(spec: str, policy: Any, args: argparse.Namespace, emit: Any) -> list[dict[str, Any]]:
+    """Rollout tokens/s of each engine of ``--engines`` on the same prompts, one after another.
+
+    The recomputation runs in the precision the trainer's forward does (the torch backend's
+    bf16 autocast on the GPU). An engine that cannot start, or fails while sampling, is a row
+    saying so; the next engine still runs.
+    """
+    from grpo_trainer.backend import make_backend
     from grpo_trainer.engines import make_engine
+
+    backend = make_backend(_config(spec, "hf", args), policy.module)
 
     prompts = _prompts(policy, args.shape, args.rows)
     rows = []
     for name in args.engines:
-        row: dict[str, Any] = {"phase": "rollout", "engine": name}
+        row: dict[str, Any] = {"phase": "rollout", "engine": name, "rows": len(prompts)}
+        row["prompt_tokens"] = sum(len(p) for p in prompts)
         try:
             engine = make_engine(_config(spec, name, args), policy)
         except Exception as exc:  # reported in the table; the check goes on
             missing = type(exc).__name__ == "VLLMMissing"
-            rows.append(
-                {**row, "status": "vllm missing" if missing else f"failed: {type(exc).__name__}: {exc}"}
-            )
+            rows.append(emit({**row, "status": "absent: vllm not installed" if missing else _failure(exc)}))
             continue
-        _reset_peak(args.device)
-        started = time.perf_counter()
-        with torch.no_grad():
-            sampled = engine.sample(prompts, 1.0, torch.Generator().manual_seed(0))
-        seconds = time.perf_counter() - started
-        tokens = sum(len(s.ids) for s in sampled)
-        with torch.no_grad():
-            keep = [i for i, s in enumerate(sampled) if s.ids]
-            scored = policy.logprobs([prompts[i] for i in keep], [sampled[i].ids for i in keep], 1.0)
-        gaps = [
-            abs(float(scored[r, k]) - lp)
-            for r, i in enumerate(keep)
-            for k, lp in enumerate(sampled[i].logprobs)
-        ]
-        rows.append(
-            {
-                **row,
-                "status": "ok",
-                "tokens": tokens,
-                "seconds": round(seconds, 3),
-                "tokens_per_s": round(tokens / seconds, 1),
-                "logprob_gap_mean": round(sum(gaps) / max(len(gaps), 1), 5),
-                "peak_mb": round(_peak_mb(args.device), 1),
-            }
-        )
+        try:
+            rows.append(emit({**row, **_measure_rollout(engine, policy, backend, prompts, args.device)}))
+        except Exception as exc:  # one engine's sampling error leaves the others' rows
+            rows.append(emit({**row, "status": _failure(exc)}))
+        del engine
     return rows
 
 
+def _measure_rollout(
+    engine: Any, policy: Any, backend: Any, prompts: list[list[int]], device: str
+) -> dict[str, Any]:
+    _reset_peak(device)
+    started = time.perf_counter()
+    with torch.no_grad(), engine.generating(backend):
+        sampled = engine.sample(prompts, 1.0, torch.Generator().manual_seed(0))
+    if device == "cuda":
+        torch.cuda.synchronize()
+    seconds = time.perf_counter() - started
+    tokens = sum(len(s.ids) for s in sampled)
+    with torch.no_grad(), backend.generation():
+        keep = [i for i, s in enumerate(sampled) if s.ids]
+        scored = policy.logprobs([prompts[i] for i in keep], [sampled[i].ids for i in keep], 1.0)
+    gaps = [
+        abs(float(scored[r, k]) - lp) for r, i in enumerate(keep) for k, lp in enumerate(sampled[i].logprobs)
+    ]
+    return {
+        "status": "ok" if tokens else "failed: no tokens sampled",
+        "tokens": tokens,
+        "seconds": round(seconds, 3),
+        "tokens_per_s": round(tokens / seconds, 1),
+        "logprob_gap_mean": round(sum(gaps) / max(len(gaps), 1), 5),
+        "logprob_gap_max": round(max(gaps, default=0.0), 5),
+        "peak_mb": round(_peak_mb(device), 1),
+    }
+
+
 def training_rows(
-    spec: str, engine: str, env_id: str, task: str, args: argparse.Namespace
+    spec: str,
+    setup: str,
+    env_id: str,
+    env_kwargs: dict[str, Any],
+    args: argparse.Namespace,
+    emit: Any,
 ) -> list[dict[str, Any]]:
-    """``--steps`` GRPO steps on ``env_id``; one row per step and phase."""
+    """``--steps`` GRPO steps of ``setup`` on ``env_id``; one row per step."""
     import gymnasium as gym
     from grpo_trainer.cli import build_policy
     from grpo_trainer.engine import Trainer
     from grpo_trainer.vector import make_group_env
 
-    config = dataclasses.replace(_config(spec, engine, args), env_id=env_id, tasks=(task,))
+    config = _config(spec, args.train_engine, args, setup)
+    task = "toy" if env_id == TOY_ENV else args.desktop_task
+    config = dataclasses.replace(config, env_id=env_id, tasks=(task,))
+    head = {"phase": "train", "setup": setup, "env": env_id.split(":")[-1]}
     try:
-        venv = make_group_env(lambda: gym.make(env_id, max_steps=2), config.rollout.group_size)
-        trainer = Trainer(config, build_policy(config), venv, Path(tempfile.mkdtemp(prefix="gpu-check-run-")))
-    except Exception as exc:  # no desktop, no engine: a row, not a crash
-        return [
-            {
-                "phase": "train",
-                "env": env_id,
-                "engine": engine,
-                "status": f"unavailable: {type(exc).__name__}: {exc}",
-            }
-        ]
+        venv = make_group_env(lambda: gym.make(env_id, max_steps=2, **env_kwargs), config.rollout.group_size)
+        run_dir = Path(tempfile.mkdtemp(prefix="gpu-check-run-"))
+        trainer = Trainer(config, build_policy(config), venv, run_dir)
+    except Exception as exc:  # no desktop, no engine, no deepspeed: a row, not a crash
+        return [emit({**head, "status": f"unavailable: {_failure(exc)}"})]
     rows = []
-    for step in range(args.steps):
-        _reset_peak(args.device)
-        started = time.perf_counter()
-        groups = trainer.rollout()
-        rollout_s = time.perf_counter() - started
-        rollout_peak = _peak_mb(args.device)
-        _reset_peak(args.device)
-        log = trainer._learn(groups, {"time/rollout_s": rollout_s})
-        updates = config.optim.updates_per_step if "train/tokens" in log else 0
-        update_s = log["time/update_s"]
-        trained = log.get("train/tokens", 0.0) * updates
-        rows.append(
-            {
-                "phase": "train",
-                "env": env_id,
-                "engine": engine,
-                "step": step,
-                "status": "ok",
-                "rollout_s": round(rollout_s, 3),
-                "rollout_peak_mb": round(rollout_peak, 1),
-                "update_s": round(update_s, 3),
-                "update_peak_mb": round(_peak_mb(args.device), 1),
-                "weight_sync_s": round(log.get("time/weight_sync_s", 0.0), 3),
-                "train_tokens_per_s": round(trained / update_s, 1) if update_s else 0.0,
-                "logprob_gap_max": round(log.get("offpolicy/logprob_diff_max", 0.0), 5),
-            }
-        )
-    venv.close()
+    try:
+        for step in range(args.steps):
+            rows.append(emit({**head, "step": step, **_measure_step(trainer, config, args.device)}))
+    except Exception as exc:  # a row, and the next set-up still runs
+        rows.append(emit({**head, "status": _failure(exc)}))
+    finally:
+        venv.close()
     return rows
 
 
-def print_table(rows: list[dict[str, Any]]) -> None:
-    """One markdown table over every key any row has."""
-    keys = list(dict.fromkeys(k for row in rows for k in row))
-    print("| " + " | ".join(keys) + " |")
-    print("|" + "---|" * len(keys))
-    for row in rows:
-        print("| " + " | ".join(str(row.get(k, "")) for k in keys) + " |")
+def _measure_step(trainer: Any, config: Any, device: str) -> dict[str, Any]:
+    _reset_peak(device)
+    started = time.perf_counter()
+    groups = trainer.rollout()
+    rollout_s = time.perf_counter() - started
+    rollout_peak = _peak_mb(device)
+    _reset_peak(device)
+    log = trainer._learn(groups, {"time/rollout_s": rollout_s})
+    optim = config.optim
+    tokens = log.get("train/tokens", 0.0) * optim.updates_per_batch * optim.minibatches
+    update_s = log["time/update_s"]
+    episodes = sum(len(g) for g in groups)
+    crashed = int(log["rollout/crashed"])
+    if crashed == episodes:
+        first = next(e.crash for g in groups for e in g if e.crash)
+        status = f"unavailable: all {episodes} episodes crashed ({str(first)[:160]})"
+    elif not tokens:
+        status = "failed: no training tokens logged"
+    else:
+        status = "ok"
+    return {
+        "status": status,
+        "rollout_s": round(rollout_s, 3),
+        "rollout_peak_mb": round(rollout_peak, 1),
+        "update_s": round(update_s, 3),
+        "update_peak_mb": round(_peak_mb(device), 1),
+        "train_tokens": int(tokens),
+        "train_tokens_per_s": round(tokens / update_s, 1) if update_s else 0.0,
+        "weight_sync_s": round(log.get("time/weight_sync_s", 0.0), 3),
+        "groups_kept": int(log["rollout/groups_kept"]),
+        "crashed": crashed,
+    }
 
 
-def _train_engine(name: str) -> str:
-    """``auto``: vllm when it imports, else hf (the row names the one used)."""
-    if name != "auto":
-        return name
-    try:
-        import vllm  # noqa: F401
-    except ImportError:
-        return "hf"
-    return "vllm"
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Runs the check's phases; prints the table (and writes ``--out``)."""
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--device", choices=("cpu", "cuda"), default="cuda")
-    parser.add_argument("--shape", choices=("2b", "tiny"), default="2b")
-    parser.add_argument("--checkpoint", type=Path, help="where the checkpoint is (built there when absent)")
-    parser.add_argument("--phases", type=lambda s: s.split(","), default=["rollout", "train"])
-    parser.add_argument(
-        "--engines", type=lambda s: s.split(","), default=["vllm", "hf"], help="rollout phase"
-    )
-    parser.add_argument("--train-engine", default="auto", help="train phase: vllm, hf or auto")
-    parser.add_argument("--steps", type=int, default=2)
-    parser.add_argument("--rows", type=int, default=16, help="prompts sampled per engine")
-    parser.add_argument("--max-new-tokens", type=int, default=256)
+    parser.add_argument("--shape", choices=tuple(SCREEN), default="2b")
+    parser.add_argument("--checkpoint", type=Path, required=True, help="built there by --phases build")
+    parser.add_argument("--phases", type=lambda s: s.split(","), default=["build", "rollout", "train"])
+    parser.add_argument("--engines", type=lambda s: s.split(","), default=["hf", "vllm"])
+    parser.add_argument("--setup", choices=tuple(SETUPS), default="full-padded", help="train phase")
+    parser.add_argument("--train-engine", default="hf", help="train phase's rollout engine")
+    parser.add_argument("--steps", type=int, default=1)
+    parser.add_argument("--rows", type=int, default=8, help="prompts sampled per engine (G)")
+    parser.add_argument("--group", type=int, default=4, help="train phase's group size")
+    parser.add_argument("--max-new-tokens", type=int, default=64)
     parser.add_argument("--max-prompt-tokens", type=int, default=8192)
     parser.add_argument("--gpu-memory-utilization", type=float, default=0.35)
     parser.add_argument("--desktop-task", default="calc-sum-column")
     parser.add_argument("--no-desktop", action="store_true", help="toy env only")
-    parser.add_argument("--out", type=Path)
+    parser.add_argument("--out", type=Path, help="rows appended as JSON lines")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Runs the check's phases; prints each row as it is measured (and appends it to ``--out``)."""
+    parser = _parser()
     args = parser.parse_args(argv)
     if args.device == "cuda" and not torch.cuda.is_available():
         parser.error("--device cuda: no CUDA device visible")
     import grpo_trainer  # noqa: F401  (registers the toy env)
     from grpo_trainer.cli import build_policy
 
-    folder = args.checkpoint or Path(tempfile.mkdtemp(prefix="gpu-check-ckpt-"))
-    if (folder / "config.json").exists():
-        spec = f"hf:{folder}"
-    else:
-        spec = build_checkpoint(
-            args.shape, folder, torch.bfloat16 if args.device == "cuda" else torch.float32
-        )
-    rows: list[dict[str, Any]] = []
+    _register_keep_all()
+    _register_processor()
+    spec = f"hf:{args.checkpoint}"
+    if "build" in args.phases:
+        started = time.perf_counter()
+        build_checkpoint(args.shape, args.checkpoint, args.device)
+        print(f"built {args.shape} checkpoint in {time.perf_counter() - started:.1f} s", flush=True)
     if "rollout" in args.phases:
+        emit = RowPrinter("rollout", args.out)
         policy = build_policy(_config(spec, "hf", args))
-        rows += rollout_rows(spec, policy, args)
+        rollout_rows(spec, policy, args, emit)
         del policy
     if "train" in args.phases:
-        engine = _train_engine(args.train_engine)
-        envs = [("grpo_trainer:ToolOrGui-v0", "toy")]
+        emit = RowPrinter("train", args.out)
+        envs: list[tuple[str, dict[str, Any]]] = [(TOY_ENV, {})]
         if not args.no_desktop:
-            envs.append((DESKTOP_ENV, args.desktop_task))
-        for env_id, task in envs:
-            rows += training_rows(spec, engine, env_id, task, args)
-    print_table(rows)
-    if args.out:
-        args.out.write_text(json.dumps(rows, indent=1))
+            envs.append((DESKTOP_ENV, {}))
+        for env_id, env_kwargs in envs:
+            training_rows(spec, args.setup, env_id, env_kwargs, args, emit)
     return 0
 
 

@@ -186,3 +186,21 @@ def test_lora_with_checkpointing_under_zero3_trains_the_adapters_resumes_and_exp
     agent = make_policy(f"hf:{out}", PolicyOptions(extra={"device": "cpu", "dtype": "float32"}))
     inputs = torch.load(tmp_path / "inputs.pt", weights_only=False)
     assert torch.allclose(logits(agent.model, inputs), trained["logits"], atol=1e-5)
+
+
+def test_checkpointing_falls_back_to_the_older_transformers_name(monkeypatch):
+    """transformers before 5.23 (the GPU image's 5.17) has gradient_checkpointing_enable only."""
+    from transformers import PreTrainedModel
+
+    enable = PreTrainedModel.activation_checkpointing_enable
+    asked = []
+
+    def older(self, gradient_checkpointing_kwargs=None):
+        asked.append(gradient_checkpointing_kwargs)
+        enable(self, activation_checkpointing_kwargs=gradient_checkpointing_kwargs)
+
+    monkeypatch.delattr(PreTrainedModel, "activation_checkpointing_enable")
+    monkeypatch.setattr(PreTrainedModel, "gradient_checkpointing_enable", older)
+    _, _, calls = _loss_and_grads(None, checkpointing=True)
+    assert asked == [{"use_reentrant": False}]
+    assert calls == 2  # the layer ran again in the backward pass

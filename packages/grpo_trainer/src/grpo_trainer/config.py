@@ -28,6 +28,18 @@ from grpo_trainer.sft.settings import SFTSettings
 # The decoder's linear layers in Qwen3-VL (and Qwen2/2.5-VL): attention and MLP projections of the language
 # model. The vision tower names its layers qkv/proj/linear_fc*, so it stays frozen.
 QWEN_LINEAR_LAYERS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
+# The ``max_lora_rank`` values vLLM accepts (``MaxLoRARanks``, vllm/config/lora.py, 0.11 to 0.33).
+VLLM_LORA_RANKS = (1, 8, 16, 32, 64, 128, 256, 320, 512)
+
+
+def lora_capacity(rank: int) -> int:
+    """The smallest ``max_lora_rank`` vLLM accepts that holds an adapter of ``rank``."""
+    fits = [r for r in VLLM_LORA_RANKS if r >= rank]
+    if not fits:
+        raise ConfigError(
+            f"[rollout] engine = 'vllm' serves LoRA ranks up to {VLLM_LORA_RANKS[-1]}, got r = {rank}."
+        )
+    return fits[0]
 
 
 @dataclass(frozen=True)
@@ -355,6 +367,8 @@ class GRPOConfig:
                 "[rollout] engine = 'vllm' is colocated: it sleeps while the trainer updates, so it "
                 "runs with [engine] mode = 'sync'; use engine = 'hf' for async mode."
             )
+        if self.rollout.engine == "vllm" and self.model.lora is not None:
+            lora_capacity(self.model.lora.r)  # refused here, not when the engine starts on the GPU
         if self.optim.micro_batch_tokens and self.engine.micro_batch_size:
             raise ConfigError(
                 "Set one of [optim] micro_batch_tokens and [engine] micro_batch_size, got "

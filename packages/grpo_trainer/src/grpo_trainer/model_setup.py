@@ -43,7 +43,7 @@ def prepare_policy(policy: Any, config: GRPOConfig) -> None:
             f"this policy's module is a {type(module).__name__}: unset them."
         )
     if checkpointing:
-        module.activation_checkpointing_enable(activation_checkpointing_kwargs={"use_reentrant": False})
+        enable_checkpointing(module)
     if settings.lora:
         from peft import LoraConfig, get_peft_model
 
@@ -55,6 +55,20 @@ def prepare_policy(policy: Any, config: GRPOConfig) -> None:
             target_modules=list(lora.target_modules),
         )
         policy.module = get_peft_model(module, adapters)
+
+
+def enable_checkpointing(module: Any) -> None:
+    """Non-reentrant checkpointing of each decoder layer, by the name ``module``'s transformers has.
+
+    transformers 5.23 renamed ``gradient_checkpointing_enable`` to
+    ``activation_checkpointing_enable``; older releases (the GPU image's 5.17, and every
+    vLLM up to 0.33 pins transformers below 5.21) have only the first.
+    """
+    kwargs = {"use_reentrant": False}
+    if hasattr(module, "activation_checkpointing_enable"):
+        module.activation_checkpointing_enable(activation_checkpointing_kwargs=kwargs)
+    else:
+        module.gradient_checkpointing_enable(gradient_checkpointing_kwargs=kwargs)
 
 
 def has_frozen_weights(module: torch.nn.Module) -> bool:

@@ -25,7 +25,6 @@ import torch
 from hybrid_agent import metrics
 from hybrid_agent.agent_loop import AgentConfig
 from hybrid_agent.recorder import iter_episodes
-from hybrid_agent.runner import RunConfig, Runner
 from hybrid_agent.suite import SuiteTask, load_suite, load_tasks
 from osworld_mcp_env.tasks.templates import TRAIN_SEEDS, is_instance_id, parse_instance_id
 
@@ -116,6 +115,10 @@ def run_probe(
         world_size: Ranks probing together.
         tasks: The held-out tasks (default: :func:`probe_tasks`).
     """
+    # The runner brings the desktop env's stack (MCP client, evaluators): imported when a probe runs,
+    # so a trainer on another env (the toy env, a GPU machine without that stack) never needs it.
+    from hybrid_agent.runner import RunConfig, Runner
+
     tasks = rank_share(probe_tasks(settings) if tasks is None else tasks, rank, world_size)
     run_dir = Path(out_dir) / f"step_{step}" / f"rank{rank}"
     config = RunConfig(

@@ -5,9 +5,15 @@ Written against vLLM 0.11's documented offline API (``vllm.LLM``, ``SamplingPara
 ``LLM.apply_model``, ``LLM.reset_prefix_cache``, the ``logprobs_mode`` engine argument).
 ``vllm`` is imported when the engine is built; without it the error says how to get it.
 
-Token in, token out. A prompt goes in as the ids :meth:`HFTrainablePolicy.encode` made
-(``prompt_token_ids``, image placeholders already expanded) with its images as
-``multi_modal_data``, so vLLM's tokenizer and chat template never run; the response comes
+Token in, token out. A prompt goes in as the ids :meth:`HFTrainablePolicy.encode` made with
+its images as ``multi_modal_data``, so vLLM's tokenizer and chat template never run. Those
+ids hold each image expanded to its N ``<|image_pad|>`` tokens; vLLM expects one pad per
+image in a token prompt and expands it itself (0.11: ``multimodal/processing.py``; 0.33:
+``multimodal/processing/processor.py``): a prompt sent expanded gets the first pad expanded
+again, and is sampled from a context the trainer never scores, without an error. So each run
+of pads goes in as one (:func:`collapse_image_pads`), and the ids vLLM reports it sampled from
+(``prompt_token_ids``) must equal the stored ones, or :class:`PromptMismatch` says where they
+part. The response comes
 back as ids with the log-probability of each sampled token (``logprobs=0``: the sampled
 token only). ``logprobs_mode="processed_logprobs"`` makes those the log-probs of the law
 tokens were drawn from (after temperature), the quantity the trainer recomputes; vision
@@ -15,7 +21,10 @@ placeholder ids are banned with a large negative logit bias, as the ``hf`` engin
 Sampling is plain temperature sampling (``top_k``/``top_p`` off), each request seeded
 from the Trainer's generator.
 
-Colocated. The engine takes ``gpu_memory_utilization`` of the GPU (0.35 by default, an
+Colocated. Under several ranks (``WORLD_SIZE`` > 1) each rank's engine is vLLM's
+``external_launcher`` on that rank's GPU (``LOCAL_RANK``), in the launcher's process group,
+which it initialises before vLLM starts (:func:`join_process_group`). The engine takes
+``gpu_memory_utilization`` of the GPU (0.35 by default, an
 ``engine_options`` key) beside the trainer. It is awake for a step's rollouts and sleeps
 during the updates (:meth:`VLLMEngine.generating`): level 2 for full fine-tuning (weights
 discarded, all of them are loaded again), level 1 with LoRA (base weights kept on the CPU).
@@ -24,7 +33,8 @@ the trained ones: full fine-tuning gathers each parameter in turn (ZeRO-3:
 ``deepspeed.zero.GatheredParameters`` of that one parameter, so no rank holds the whole
 model) and passes it to the vLLM model's ``load_weights`` under its Hugging Face name;
 LoRA saves the adapter alone and points the next requests at it. The seconds are logged
-(``time/weight_sync_s``). The KV cache wakes when the next rollout starts.
+(``time/weight_sync_s``). The KV cache wakes when the next rollout starts, after
+``torch.cuda.empty_cache()`` hands the update's cached blocks back to the GPU for it.
 
 vLLM runs in this process (``VLLM_ENABLE_V1_MULTIPROCESSING=0``, as TRL's colocate mode
 does) so ``apply_model`` hands tensors over without pickling them.
@@ -43,8 +53,9 @@ import torch
 from hybrid_agent.policies.base import FinishReason
 from hybrid_agent.policies.hf import STOP
 
+from grpo_trainer.config import lora_capacity
 from grpo_trainer.engines import register_engine
-from grpo_trainer.errors import ConfigError
+from grpo_trainer.errors import ConfigError, GRPOError
 from grpo_trainer.policy import Sampled, TrainablePolicy
 
 if TYPE_CHECKING:
@@ -60,6 +71,19 @@ class VLLMMissing(ConfigError):
     """``[rollout] engine = "vllm"`` without the ``vllm`` package."""
 
 
+class PromptMismatch(GRPOError, RuntimeError):
+    """vLLM sampled from other prompt ids than the ones the trainer stores and scores."""
+
+
+def collapse_image_pads(ids: Sequence[int], pad: int) -> list[int]:
+    """``ids`` with each run of ``pad`` (one image's expansion) as a single ``pad``, vLLM's input."""
+    out: list[int] = []
+    for token in ids:
+        if not (token == pad and out and out[-1] == pad):
+            out.append(token)
+    return out
+
+
 def import_vllm() -> Any:
     """The ``vllm`` module, or :class:`VLLMMissing` saying what to install."""
     try:
@@ -70,6 +94,17 @@ def import_vllm() -> Any:
             f"matching the installed torch); got: {exc}. Use engine = 'hf' to sample in-process."
         ) from exc
     return vllm
+
+
+def join_process_group() -> None:
+    """This rank's GPU selected and the launcher's process group up, before vLLM starts.
+
+    Without them every rank's engine lands on ``cuda:0`` and vLLM creates a world of one of its
+    own; DeepSpeed's ``init_distributed`` later finds the group up and keeps it.
+    """
+    torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", "0")))
+    if not torch.distributed.is_initialized():
+        torch.distributed.init_process_group(backend="nccl")  # env:// from the launcher
 
 
 @contextlib.contextmanager
@@ -116,7 +151,11 @@ class VLLMEngine:
         self.lora_rank = lora_rank
         settings = {**DEFAULT_OPTIONS, **(options or {})}
         if lora_rank is not None:
-            settings.update(enable_lora=True, max_lora_rank=lora_rank, max_loras=1)
+            settings.update(enable_lora=True, max_lora_rank=lora_capacity(lora_rank), max_loras=1)
+        if int(os.environ.get("WORLD_SIZE", "1")) > 1:
+            join_process_group()
+            settings.setdefault("distributed_executor_backend", "external_launcher")
+        self.image_pad = int(policy.processor.image_token_id)
         self.llm = vllm.LLM(
             model=path,
             enable_sleep_mode=True,
@@ -143,11 +182,25 @@ class VLLMEngine:
         params = [self._params(temperature, int(s)) for s in seeds]
         outputs = self.llm.generate(requests, params, use_tqdm=False, lora_request=self._lora)
         for i, output in zip(fits, outputs, strict=True):
+            self._check_prompt(prompts[i], output.prompt_token_ids)
             results[i] = self._sampled(output.outputs[0])
         return results
 
+    @staticmethod
+    def _check_prompt(stored: Sequence[int], sampled_from: Sequence[int]) -> None:
+        stored, sampled_from = list(stored), list(sampled_from)
+        if stored != sampled_from:
+            at = next(
+                (k for k, (a, b) in enumerate(zip(stored, sampled_from, strict=False)) if a != b),
+                min(len(stored), len(sampled_from)),
+            )
+            raise PromptMismatch(
+                f"vLLM sampled from {len(sampled_from)} prompt ids where the trainer stores {len(stored)}; "
+                f"they part at position {at}: its image expansion differs from the processor's."
+            )
+
     def _request(self, prompt: list[int]) -> dict[str, Any]:
-        request: dict[str, Any] = {"prompt_token_ids": list(prompt)}
+        request: dict[str, Any] = {"prompt_token_ids": collapse_image_pads(prompt, self.image_pad)}
         images = getattr(prompt, "images", None)
         if images:
             request["multi_modal_data"] = {"image": list(images)}
@@ -190,6 +243,8 @@ class VLLMEngine:
             self._sleeping = ["weights", "kv_cache"]
 
     def _wake(self, *tags: str) -> None:
+        if "kv_cache" in tags:  # the update's cached allocator blocks would keep the cache from fitting
+            torch.cuda.empty_cache()
         if tags:
             self.llm.wake_up(tags=list(tags))
             self._sleeping = [t for t in self._sleeping if t not in tags]
