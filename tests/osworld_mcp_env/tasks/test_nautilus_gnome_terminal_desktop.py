@@ -21,7 +21,7 @@ from osworld_mcp_env.tasks import TaskContext, TaskRunConfig, read_task_file, ru
 from osworld_mcp_env.tasks.cache import osworld_cache_name
 from osworld_mcp_env.tasks.coverage import cache_urls
 from polling import wait_until
-from task_data import OSWORLD_EXAMPLES, needs_osworld_data
+from task_data import OSWORLD_EXAMPLES
 
 pytestmark = pytest.mark.desktop
 
@@ -43,7 +43,6 @@ def test_nautilus_opens_the_folder_a_task_names_as_the_desktop_user(desktop):
     desktop.execute(["pkill", "-x", "nautilus"])
 
 
-@needs_osworld_data
 def test_gnome_terminal_task_2b9493d7_no_op_0_oracle_1(desktop, tmp_path: Path):
     path = next(OSWORLD_EXAMPLES.glob("multi_apps/2b9493d7-*.json"))
     task = read_task_file(path)

@@ -41,12 +41,11 @@ from osworld_mcp_env.tasks import TaskContext, TaskRunConfig, load_task, run_set
 from osworld_mcp_env.tasks.cache import osworld_cache_name
 from osworld_mcp_env.tasks.coverage import cache_urls
 from polling import wait_until
-from task_data import OSWORLD_EXAMPLES, needs_osworld_data
+from task_data import OSWORLD_EXAMPLES
 
 pytestmark = [
     pytest.mark.desktop,
     pytest.mark.slow,
-    needs_osworld_data,
     pytest.mark.skipif(shutil.which("openssl") is None, reason="openssl makes the stand-ins' certificate"),
 ]
 
