@@ -109,6 +109,18 @@ def test_bm25_top_k_bounds_the_tools_shown(env):
     assert len(served) == 2 and len(top1) == 1 and top1[0] in served
 
 
+def test_the_semantic_channel_is_shown_whole_beside_the_top_k(env):
+    # With ax_tools the env lists the ax tools in every app's catalog; a top-k cut over the
+    # app's tools must not hide them (the hcu setting's agent called ax.act and was told
+    # the name was not shown).
+    episode = _start(env)
+    ax = [{"name": f"ax.{method}", "description": f"ax {method}"} for method in ("observe", "find", "act")]
+    episode.info = {**episode.info, "tools": [*episode.info["tools"], *ax]}
+    shown = [tool.qualified_name for tool in AgentLoop(AgentConfig(top_k=1)).observe(episode).tools]
+    assert len(shown) == 4 and shown[1:] == ["ax.observe", "ax.find", "ax.act"]
+    assert not shown[0].startswith("ax.")
+
+
 # --- scheduling ------------------------------------------------------------------------
 
 

@@ -47,6 +47,7 @@ from typing import Any, SupportsFloat
 import gymnasium as gym
 from osworld_mcp_env.actions import cited_points
 from osworld_mcp_env.info import step_info
+from osworld_mcp_env.mcp_host.namespaces import AX
 
 from hybrid_agent.adapters import DEFAULT_ADAPTER, AdapterOptions, ModelAdapter, get_adapter, reply_text
 from hybrid_agent.context import ContextConfig, build_context
@@ -323,13 +324,21 @@ class AgentLoop:
 
     # --- 1. what the model sees ------------------------------------------------------------
     def shown_tools(self, obs: dict[str, Any], info: dict[str, Any]) -> tuple[ToolSpec, ...]:
-        """The MCP tools shown: BM25's top-k of the focused app's served tools, or all of them."""
+        """The MCP tools shown: BM25's top-k of the focused app's served tools, or all of them.
+
+        The semantic channel's ``ax`` tools (env option ``ax_tools``) are shown whole beside
+        them, never ranked: Hybrid Computer Use offers that channel in every app, and a
+        top-k cut would hide it exactly where the app's own tools match the instruction.
+        """
         if self.config.gui_only:
             return ()
         served = tools_from_env(step_info(info).get("tools") or [])
         if not self.config.retrieval:
             return tuple(served)
-        return BM25Retriever(served, self.retrieval).retrieve(obs.get("active_app"), obs["instruction"]).tools
+        channel = tuple(tool for tool in served if tool.namespace == AX.name)
+        ranked = [tool for tool in served if tool.namespace != AX.name]
+        retrieved = BM25Retriever(ranked, self.retrieval).retrieve(obs.get("active_app"), obs["instruction"])
+        return retrieved.tools + channel
 
     def observe(self, episode: AgentEpisode) -> Turn:
         """Builds the context of the episode's next model call."""
