@@ -93,3 +93,25 @@ def test_a_killed_run_resumes_without_redoing_finished_episodes(tmp_path):
         assert (episodes / name).stat().st_mtime_ns == mtime
     for path in episodes.glob("*.jsonl"):  # every line of every record is whole JSON
         assert all(json.loads(line) for line in path.read_text().splitlines())
+
+
+def test_the_hcu_setting_solves_calc_and_writer_through_ax_act_alone(tmp_path):
+    # The named setting as a user runs it: ax tools on, the guard with cited frames, the
+    # skill text; the scripted ax oracle reaches the channel through the agent's shown tools.
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    for task in ("calc-sum-column", "writer-replace-word"):
+        shutil.copy(BUNDLED_DIR / f"{task}.json", suite)
+    out = tmp_path / "out"
+    command = [sys.executable, "-m", "hybrid_agent.cli", "eval", "--suite", str(suite)]
+    command += ["--policy", "scripted:ax", "--setting", "hcu", "--out", str(out)]
+    subprocess.run(command, check=True, capture_output=True, timeout=600)
+    records = {r.task_id: r for r in iter_episodes(out)}
+    assert {task: r.end["score"] for task, r in records.items()} == {
+        "calc-sum-column": 1.0, "writer-replace-word": 1.0}  # fmt: skip
+    for record in records.values():
+        names = [s["parse"]["call"]["name"] for s in record.steps]
+        assert names == ["ax.act", "computer_use"], names
+        assert "ax.act" in record.steps[0]["shown_tools"]
+    channels = json.loads((out / "summary.json").read_text())["runs"][0]["channels"]
+    assert channels["calls_per_channel"]["ax"] == 1.0 and channels["mean_batch_length"] > 1
