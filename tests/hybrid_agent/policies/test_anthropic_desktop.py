@@ -79,6 +79,10 @@ def test_claude_tool_use_solves_the_calc_task_on_the_desktop(tmp_path, monkeypat
     (record,) = list(iter_episodes(tmp_path / "run"))
     assert record.end["score"] == 1.0 and record.end["claimed_success"] is True
     sent = [s["action"] for s in record.steps]
+    # Each click cites the screenshot it was decided on (the layout guard's frame id).
+    cited = [a["arguments"].pop("frame_id", None) for a in sent]
+    pointed = ["coordinate" in a["arguments"] for a in sent]
+    assert [isinstance(c, int) for c in cited] == pointed and any(pointed)
     assert sent == oracle  # display pixels mapped back land on the oracle's screen pixels
     assert len(bodies) == len(oracle)
     computer = bodies[0]["tools"][0]

@@ -166,14 +166,21 @@ def test_a_worker_killed_mid_batch_is_an_error_value_and_the_next_call_and_reset
     pids = desktop.execute(["pgrep", "-f", "osworld_mcp_env.ax.worker"]).output.split()
     assert len(pids) == 1
 
-    def kill_soon() -> None:
-        time.sleep(1.0)
-        desktop.execute(["kill", "-9", pids[0]])
+    stepped = threading.Event()
 
-    killer = threading.Thread(target=kill_soon)
+    def kill_every_worker() -> None:
+        # Whenever during the batch a worker runs (the first, or one started in its place), kill it.
+        while not stepped.wait(0.2):
+            for pid in desktop.execute(["pgrep", "-f", "osworld_mcp_env.ax.worker"]).output.split():
+                desktop.execute(["kill", "-9", pid])
+
+    killer = threading.Thread(target=kill_every_worker)
     killer.start()
-    _text, info = step(env, "ax.act", steps=[{"wait": "query", "name": "never there", "timeout_s": 20}])
-    killer.join()
+    try:
+        _text, info = step(env, "ax.act", steps=[{"wait": "query", "name": "never there", "timeout_s": 20}])
+    finally:
+        stepped.set()
+        killer.join()
     assert info["error"]["code"] == "desktop_error" and info["error"]["stopped_at"] == 0
     assert "Calc" in observe(env, max_lines=5).splitlines()[0]  # a new worker answers
     _obs, info = env.reset(options={"task": "calc-sum-column"})

@@ -6,8 +6,10 @@ import subprocess
 import sys
 
 import pytest
+from osworld_mcp_env.ax.batch import BatchRunner, parse_steps
 from osworld_mcp_env.ax.link import MAX_REPLY_BYTES, WorkerFault, WorkerLink
 from osworld_mcp_env.ax.records import UntrustedAnswer, parse_records, supported_ops
+from polling import wait_until
 
 READY = 'import sys; sys.stdout.write(\'{"ok": true, "ready": true}\\n\'); sys.stdout.flush(); '
 
@@ -79,3 +81,33 @@ def test_a_push_button_with_a_value_interface_offers_no_set_value():
     )
     assert "set_value" not in ops and {"press", "click", "focus"} <= set(ops)
     assert "set_value" in supported_ops("slider", frozenset({"Value"}), frozenset(), False)
+
+
+# Answers every request with no records; exits after its third answer.
+ANSWERS_THREE = (
+    '[(sys.stdin.readline(), sys.stdout.write(\'{"ok": true, "records": []}\\n\'), sys.stdout.flush())'
+    " for _ in range(3)]"
+)
+
+
+def test_a_request_pinned_to_a_dead_worker_fails_and_an_unpinned_one_starts_anew():
+    link = link_running(ANSWERS_THREE)
+    for _ in range(3):
+        assert link.request({"cmd": "windows"}, timeout_s=10, generation=None if _ == 0 else 1)["ok"]
+    assert link.generation == 1
+    wait_until(lambda: link.pid is None, what="the worker's exit after its third answer")
+    with pytest.raises(WorkerFault, match="died during the batch") as caught:
+        link.request({"cmd": "windows"}, timeout_s=10, generation=1)
+    assert not caught.value.sent and link.generation == 1
+    assert link.request({"cmd": "windows"}, timeout_s=10)["ok"] and link.generation == 2
+    link.close()
+
+
+def test_a_worker_that_dies_between_a_waits_polls_stops_the_batch_as_a_desktop_error():
+    link = link_running(ANSWERS_THREE)  # the windows listing, then two polls of the wait
+    steps = parse_steps([{"wait": "query", "name": "never there", "timeout_s": 20}])
+    result = BatchRunner(link, deadline_s=None).run(steps)
+    assert result.error is not None and result.stopped_at == 0
+    assert result.error["code"] == "desktop_error" and result.error["input_events_emitted"] is False
+    assert link.generation == 1  # no worker was started in its place during the batch
+    link.close()

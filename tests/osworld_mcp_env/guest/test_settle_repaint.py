@@ -131,6 +131,9 @@ def test_a_one_pixel_change_among_identical_repaints_keeps_the_wait_open(xvfb):
     painter.sync()
     # Unseen, the change would end the wait 20 ms after the mark; seen, 600 ms after it.
     config = SettleConfig(first_change_ms=20.0, quiet_ms=600.0, max_ms=60_000.0)
+    # A round trip through the watch: the fill above is judged before the count is read,
+    # so it cannot land after the mark and be counted with the one-pixel change.
+    assert watch.count_now() is not None
     visible = watch.latest()[0]
     mark = settler.mark()
     done = threading.Event()

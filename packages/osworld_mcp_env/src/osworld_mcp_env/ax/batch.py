@@ -183,6 +183,7 @@ class BatchRunner:
         total = min(WAIT_BUDGET_S, deadline_s) if deadline_s is not None else WAIT_BUDGET_S
         self.end = self.started + max(0.0, total)
         self.wait_left = max(0.0, total)
+        self.generation: int | None = None  # the worker's, once the batch's first request started it
 
     def run(self, steps: list[Step]) -> BatchResult:
         """Runs the steps in order until one fails."""
@@ -211,7 +212,7 @@ class BatchRunner:
     # --- operations -------------------------------------------------------------
     def _op(self, step: Step) -> dict[str, Any]:
         assert step.op is not None
-        reply = self.link.request(
+        reply = self._request(
             {"cmd": "act", "ref": step.ref, "op": step.op.value, "args": step.args}, self._request_s()
         )
         if not reply["ok"]:
@@ -297,7 +298,7 @@ class BatchRunner:
         if step.wait is WaitKind.REF:
 
             def ref_ready() -> str | None:
-                reply = self.link.request({"cmd": "probe", "ref": step.ref}, self._request_s())
+                reply = self._request({"cmd": "probe", "ref": step.ref}, self._request_s())
                 if not reply["ok"]:
                     return None
                 states = reply.get("states") or []
@@ -310,7 +311,7 @@ class BatchRunner:
             query.pop("scope", None)
 
             def found() -> str | None:
-                reply = self.link.request(
+                reply = self._request(
                     {"cmd": "find", "scope": args.get("scope"), "query": query, "limit": 1}, self._request_s()
                 )
                 records = _records(reply.get("records")) if reply["ok"] else []
@@ -319,7 +320,7 @@ class BatchRunner:
             return found
 
         def signature() -> Any:
-            reply = self.link.request({"cmd": "observe", "scope": args.get("scope")}, self._request_s())
+            reply = self._request({"cmd": "observe", "scope": args.get("scope")}, self._request_s())
             if not reply["ok"]:
                 return None
             return tuple(
@@ -331,7 +332,7 @@ class BatchRunner:
 
     # --- windows ----------------------------------------------------------------
     def _window_records(self) -> list[Record] | None:
-        reply = self.link.request({"cmd": "windows"}, self._request_s())
+        reply = self._request({"cmd": "windows"}, self._request_s())
         return _records(reply.get("records")) if reply["ok"] else None
 
     def _windows(self) -> dict[str, Record] | None:
@@ -340,6 +341,12 @@ class BatchRunner:
         except WorkerFault:
             return None
         return None if records is None else {r.ref: r for r in records}
+
+    def _request(self, payload: dict[str, Any], timeout_s: float) -> dict[str, Any]:
+        """One request to the worker this batch started with; a worker that died since fails it."""
+        reply = self.link.request(payload, timeout_s, generation=self.generation)
+        self.generation = self.link.generation
+        return reply
 
     def _request_s(self) -> float:
         return max(1.0, min(REQUEST_S, self.end - self.clock() + 5.0))

@@ -69,14 +69,28 @@ class WorkerLink:
         """The live worker's pid, None before the first request or after a death."""
         return self._proc.pid if self._proc is not None and self._proc.poll() is None else None
 
-    def request(self, payload: dict[str, Any], timeout_s: float) -> dict[str, Any]:
+    def request(
+        self, payload: dict[str, Any], timeout_s: float, *, generation: int | None = None
+    ) -> dict[str, Any]:
         """Sends one request and returns the worker's reply object.
+
+        Args:
+            payload: The request object.
+            timeout_s: How long the worker may take to answer.
+            generation: The worker that the caller's earlier requests went to. If that worker
+                has died since, the request fails instead of starting a new one: a batch whose
+                worker was killed between two of its requests must stop, not go on against a
+                worker that never saw its refs.
 
         Raises:
             WorkerFault: No worker could start, or it died, hung or broke the bounds.
         """
         with self._lock:
             deadline = time.monotonic() + max(0.05, timeout_s)
+            if generation is not None and (generation != self.generation or self.pid is None):
+                if self.pid is None:
+                    self._kill()  # reaps the dead one; the next request without a generation starts anew
+                raise WorkerFault("the accessibility worker died during the batch", sent=False)
             if self._proc is None or self._proc.poll() is not None:
                 self._spawn(min(deadline, time.monotonic() + START_TIMEOUT_S))
             assert self._proc is not None and self._proc.stdin is not None
