@@ -13,6 +13,14 @@ reads, and who carries the action out (:class:`Executor`). The validator here,
 the agent's prompt schema and parser (``hybrid_agent``), the guest's ``/gui``
 route and its input device (``guest.xinput``) all read this table, and
 ``tests/osworld_mcp_env/test_action_table.py`` fails when one of them disagrees.
+
+:data:`GUI_ACTIONS` is that vocabulary plus the graphical ``zoom`` of Hybrid Computer
+Use (:data:`ZOOM`): the env accepts it always, since it emits no input (the env crops
+and upscales the current screen, :mod:`osworld_mcp_env.zoom`), while
+:data:`COMPUTER_USE_ACTIONS` stays the published set the OSWorld-MCP study's prompt
+and parser offer. Which of the two a model is told about is the agent's choice
+(``hybrid_agent``'s ``hcu`` setting offers zoom): a model never told about zoom does
+not emit it, and the study's harness refuses it at parse time as before.
 The one action outside ``computer_use``'s vocabulary, ``bash``, is checked here
 too (:func:`parse_bash`), once the env knows bash is enabled.
 
@@ -34,7 +42,7 @@ from osworld_mcp_env.errors import ActionError, ErrorCode
 COMPUTER_USE = "computer_use"
 BASH = "bash"
 
-ArgKind = Literal["coordinate", "int", "number", "text", "keys", "status"]
+ArgKind = Literal["coordinate", "int", "number", "text", "keys", "status", "region", "scale"]
 
 
 ButtonName = Literal["left", "middle", "right"]
@@ -46,7 +54,7 @@ class Executor(StrEnum):
     * ``input``: the guest's input device emits X events for it (``POST /gui``,
       ``guest.xinput``);
     * ``env``: the env handles it without input events (``wait`` waits for the
-      screen to settle);
+      screen to settle, ``zoom`` crops the screen);
     * ``end``: nothing runs; the episode ends (``terminate``, ``answer``).
     """
 
@@ -134,9 +142,25 @@ COMPUTER_USE_ACTIONS: Mapping[str, ActionSpec] = {
 }
 
 
+ZOOM = "zoom"
+
+GUI_ACTIONS: Mapping[str, ActionSpec] = {
+    **COMPUTER_USE_ACTIONS,
+    ZOOM: ActionSpec(
+        "Look closer without input: the next screenshot shows `region` [x1, y1, x2, y2] (two corner "
+        "pixels, both included) enlarged `scale` times (default: as large as fits) at its top left; "
+        "coordinates you give on it are mapped back to the screen, for the next action only.",
+        {"region": "region"},
+        {"scale": "scale"},
+        executor=Executor.ENV,
+    ),
+}
+"""Every ``computer_use`` action the env carries out: Qwen3-VL's and the graphical zoom."""
+
+
 def actions_by(executor: Executor) -> frozenset[str]:
     """The names of the actions ``executor`` carries out."""
-    return frozenset(name for name, spec in COMPUTER_USE_ACTIONS.items() if spec.executor is executor)
+    return frozenset(name for name, spec in GUI_ACTIONS.items() if spec.executor is executor)
 
 
 # What the guest's /gui route accepts and its input device performs.
@@ -154,7 +178,7 @@ def cited_points(action: str, arguments: Mapping[str, Any]) -> list[tuple[int, i
     (``guest.layout.stale_reasons``). Arguments that are not two numbers are skipped:
     the validator refuses them before any guard runs.
     """
-    spec = COMPUTER_USE_ACTIONS.get(action)
+    spec = GUI_ACTIONS.get(action)
     if spec is None:
         return []
     points = []
@@ -180,6 +204,8 @@ class ActionLimits:
         max_scroll_pixels: Largest absolute ``pixels`` for a scroll.
         max_depth: Deepest nesting of objects and arrays in one action (the call
             itself is level 1, its ``arguments`` level 2).
+        max_zoom_scale: Largest ``zoom`` factor: past 8 a screen pixel is a block wider
+            than most glyphs, and nothing more can be read.
     """
 
     max_payload_chars: int = 65_536
@@ -188,6 +214,7 @@ class ActionLimits:
     max_wait_seconds: float = 30.0
     max_scroll_pixels: int = 10_000
     max_depth: int = 32
+    max_zoom_scale: int = 8
 
 
 @dataclass(frozen=True)
@@ -195,8 +222,9 @@ class GuiAction:
     """A validated ``computer_use`` action in screen pixels.
 
     Attributes:
-        action: One of :data:`COMPUTER_USE_ACTIONS`.
-        arguments: The validated arguments, ``action`` excluded; coordinates are int tuples.
+        action: One of :data:`GUI_ACTIONS`.
+        arguments: The validated arguments, ``action`` excluded; coordinates are int tuples
+            (a zoom's ``region`` four ints, its ``scale`` resolved to the factor used).
         frame_id: The frame the coordinates were read from, when the agent cites it.
     """
 
@@ -207,7 +235,7 @@ class GuiAction:
     @property
     def ends_episode(self) -> bool:
         """True for the actions that end the episode (:data:`TERMINAL_ACTIONS`)."""
-        return COMPUTER_USE_ACTIONS[self.action].ends_episode
+        return GUI_ACTIONS[self.action].ends_episode
 
     def to_call(self) -> dict[str, Any]:
         """Returns the JSON call form (the shape the model emitted)."""
@@ -458,14 +486,14 @@ def _parse_gui(
     arguments: Mapping[str, Any], screen_size: tuple[int, int], limits: ActionLimits
 ) -> GuiAction | ActionError:
     action = arguments.get("action")
-    if not isinstance(action, str) or action not in COMPUTER_USE_ACTIONS:
-        known = ", ".join(COMPUTER_USE_ACTIONS)
+    if not isinstance(action, str) or action not in GUI_ACTIONS:
+        known = ", ".join(GUI_ACTIONS)
         return ActionError(
             ErrorCode.UNKNOWN_ACTION,
             f"Unknown computer_use action {_preview(action)}. Known: {known}.",
             {"action": _preview(action)},
         )
-    spec = COMPUTER_USE_ACTIONS[action]
+    spec = GUI_ACTIONS[action]
     frame_id = arguments.get("frame_id")
     if frame_id is not None and (isinstance(frame_id, bool) or not isinstance(frame_id, int)):
         return ActionError(
@@ -491,7 +519,38 @@ def _parse_gui(
         if isinstance(value, ActionError):
             return value
         checked[arg] = value
+    if action == ZOOM:
+        scale = _check_zoom_scale(checked["region"], checked.get("scale"), screen_size, limits)
+        if isinstance(scale, ActionError):
+            return scale
+        checked["scale"] = scale
     return GuiAction(action=action, arguments=checked, frame_id=frame_id)
+
+
+def _check_zoom_scale(
+    region: tuple[int, int, int, int], scale: int | None, screen_size: tuple[int, int], limits: ActionLimits
+) -> int | ActionError:
+    """The zoom factor: the one asked, or the largest that fits; the enlarged region must fit the screen.
+
+    The zoomed image is an observation of the screen's size (the observation space is
+    fixed), so ``region`` times ``scale`` must fit in it; a factor below 2 enlarges nothing.
+    """
+    width, height = region[2] - region[0] + 1, region[3] - region[1] + 1
+    fits = min(screen_size[0] // width, screen_size[1] // height, limits.max_zoom_scale)
+    if scale is None:
+        scale = fits
+    screen = f"{screen_size[0]}x{screen_size[1]}"
+    if fits < 2:
+        message = f"{width}x{height} is too large to zoom on the {screen} screen (half its sides at most)."
+    elif scale > fits:
+        message = f"a {width}x{height} region at {scale}x does not fit the {screen} screen; at most {fits}x."
+    else:
+        return scale
+    return ActionError(
+        ErrorCode.INVALID_ARGUMENTS,
+        f"zoom: {message}",
+        {"argument": "scale", "region": list(region), "max_scale": max(fits, 0)},
+    )
 
 
 def _check_argument(
@@ -550,6 +609,27 @@ def _check_argument(
         if len(value) > limits.max_keys:
             return bad(f"at most {limits.max_keys} keys")
         return tuple(value)
+    if kind == "region":
+        if not (isinstance(value, list) and len(value) == 4):
+            return bad("[x1, y1, x2, y2]: the top-left and bottom-right pixels")
+        if not all(isinstance(v, int | float) and not isinstance(v, bool) for v in value):
+            return bad("four numbers [x1, y1, x2, y2]")
+        x1, y1, x2, y2 = (round(v) for v in value)
+        width, height = screen_size
+        if not (0 <= x1 < x2 < width and 0 <= y1 < y2 < height):
+            return ActionError(
+                ErrorCode.INVALID_ARGUMENTS if x1 >= x2 or y1 >= y2 else ErrorCode.OUT_OF_SCREEN,
+                f"{action}.{arg} = {_preview([x1, y1, x2, y2])} must have x1 < x2 and y1 < y2, "
+                f"inside the {width}x{height} screen.",
+                {"argument": arg, "region": [x1, y1, x2, y2], "screen_size": [width, height]},
+            )
+        return (x1, y1, x2, y2)
+    if kind == "scale":
+        if isinstance(value, bool) or not isinstance(value, int | float) or value != int(value):
+            return bad("an integer factor")
+        if not 2 <= value <= limits.max_zoom_scale:
+            return bad(f"an integer in [2, {limits.max_zoom_scale}]")
+        return int(value)
     if kind == "status":
         if value not in TERMINATE_STATUSES:
             return bad(f"one of {list(TERMINATE_STATUSES)}")

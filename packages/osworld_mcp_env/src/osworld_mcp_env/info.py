@@ -149,6 +149,10 @@ class StepInfo(TypedDict, total=False):
         window_changes: After a GUI action on the hybrid guest: the top-level windows it
             opened, closed or moved and a new focus (``{"change", "window"}``, popups
             included: ``guest.layout.window_changes``); absent where the guest cannot say.
+        zoom: After a ``zoom``: the screenshot shows ``region`` (``[x1, y1, x2, y2]``, both
+            corners included) enlarged ``scale`` times at its top left (``size``: the enlarged
+            part, the rest black); ``parent_frame_id`` is the frame the crop was taken from,
+            the one a coordinate read on it cites (``osworld_mcp_env.zoom.ZoomView``).
     """
 
     step: int
@@ -168,6 +172,7 @@ class StepInfo(TypedDict, total=False):
     observation_error: FaultReport
     tools_error: FaultReport
     window_changes: list[dict[str, str]]
+    zoom: dict[str, Any]
 
 
 def step_info(info: Mapping[str, Any]) -> StepInfo:

@@ -275,7 +275,9 @@ class HostileActions:
     def _unknown_names(self) -> FuzzAction:
         r = self._rng
         if r.random() < 0.5:
-            action = r.choice(["fly", "LEFT_CLICK", "left-click", "click", "screenshot", "drag", "zoom", " "])
+            action = r.choice(
+                ["fly", "LEFT_CLICK", "left-click", "click", "screenshot", "drag", "pinch", " "]
+            )
             return self._made("unknown_names", _gui(action=action), ErrorCode.UNKNOWN_ACTION)
         name = r.choice(
             ["no_such_tool", "os.no_such_tool", "libreoffice_calc.", ".", "os..calculator", "OS.calculator",

@@ -21,7 +21,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from osworld_mcp_env.actions import COMPUTER_USE_ACTIONS, Executor, GuiAction, parse_action
+from osworld_mcp_env.actions import GUI_ACTIONS, ZOOM, Executor, GuiAction, parse_action
 from osworld_mcp_env.backends import Desktop
 from osworld_mcp_env.backends.base import ScreenCapture
 from osworld_mcp_env.deadline import budget, deadline
@@ -44,6 +44,7 @@ from osworld_mcp_env.mcp_host.apps import app_from_wm_class
 from osworld_mcp_env.spaces import Call, action_space, fit_text_fields, observation_space
 from osworld_mcp_env.tasks.loader import load_task
 from osworld_mcp_env.tasks.model import Task
+from osworld_mcp_env.zoom import ZoomView, zoom_image
 
 # Of each step's deadline, this much (at most a quarter of it) is kept for the observation
 # after the action: a hung action still returns a frame in time.
@@ -158,6 +159,7 @@ class OSWorldMCPEnv(gym.Env[dict[str, Any], Call]):
         terminated = False
         tool_result = ""
         settled: ScreenCapture | None = None  # a GUI action's settled screen, for the observation
+        zoom: GuiAction | None = None  # a zoom: the observation shows its region of a fresh capture
         if isinstance(parsed, ActionError):
             error: ActionError | None = parsed
         else:
@@ -167,6 +169,7 @@ class OSWorldMCPEnv(gym.Env[dict[str, Any], Call]):
             with deadline(budget(self.config.step_timeout_s) - reserve):
                 if isinstance(parsed, GuiAction):
                     error, terminated, settled = self._run_gui(parsed, info)
+                    zoom = parsed if parsed.action == ZOOM else None
                 else:
                     error, tool_result = run_tool(
                         parsed,
@@ -184,9 +187,9 @@ class OSWorldMCPEnv(gym.Env[dict[str, Any], Call]):
         reward = 0.0
         if terminated or truncated:
             self._done = True
-            settled = None  # the evaluator may change the screen: observe after it
+            settled = zoom = None  # the evaluator may change the screen: observe it whole after it
             reward = self._score(parsed, info)
-        obs, obs_info = self._observe(tool_result=tool_result, capture=settled)
+        obs, obs_info = self._observe(tool_result=tool_result, capture=settled, zoom=zoom)
         action_timings = info.pop("timings", {})
         info.update(obs_info)
         info["timings"] = {
@@ -271,7 +274,9 @@ class OSWorldMCPEnv(gym.Env[dict[str, Any], Call]):
         """(error, whether the episode ends, the settled screen when the backend sent it along)."""
         if action.ends_episode:
             return None, True, None
-        if COMPUTER_USE_ACTIONS[action.action].executor is Executor.ENV:  # `wait`: the env waits
+        if action.action == ZOOM:  # no input: the observation crops a fresh capture
+            return None, False, None
+        if GUI_ACTIONS[action.action].executor is Executor.ENV:  # `wait`: the env waits
             return self._wait(action.arguments["time"]), False, None
         expected_layout = None
         if self.config.stale_guard and action.frame_id is not None:
@@ -340,11 +345,17 @@ class OSWorldMCPEnv(gym.Env[dict[str, Any], Call]):
         return float(evaluation.score)
 
     def _observe(
-        self, *, tool_result: str, capture: ScreenCapture | None = None
+        self, *, tool_result: str, capture: ScreenCapture | None = None, zoom: GuiAction | None = None
     ) -> tuple[dict[str, Any], StepInfo]:
         """The observation, every text cut to its space's bound, and its part of ``info``.
 
         ``capture``: the screen already taken once the action settled (None: take one now).
+        ``zoom``: a zoom action; the screenshot is then its region of this capture, enlarged
+        (:func:`~osworld_mcp_env.zoom.zoom_image`), and ``info["zoom"]`` says which. The
+        capture is a frame as any other (its id and layout are kept for the guard), so a
+        point read on the zoom cites it; :meth:`render` keeps showing the whole screen.
+        When no capture can be taken, the observation is the last whole frame, without
+        ``zoom``, and ``observation_error`` says why.
         """
         started = time.perf_counter()
         info: StepInfo = {"step": self._steps}
@@ -370,8 +381,13 @@ class OSWorldMCPEnv(gym.Env[dict[str, Any], Call]):
         else:
             # The last frame again, as a new array: callers keep (and may modify) each observation.
             self._last_pixels = self._last_pixels.copy()
+        screenshot = self._last_pixels
+        if zoom is not None and capture is not None:
+            view = ZoomView(zoom.arguments["region"], zoom.arguments["scale"], self._frame_id)
+            screenshot = zoom_image(capture.pixels, view.region, view.scale)
+            info["zoom"] = view.to_info()
         obs: dict[str, Any] = {
-            "screenshot": self._last_pixels,
+            "screenshot": screenshot,
             "tool_result": tool_result,
             "active_app": app_from_wm_class(active.wm_class) if active else "",
             "instruction": self._task.instruction if self._task else "",
