@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 from hybrid_agent.agent_loop import AgentConfig
 from hybrid_agent.context import ContextConfig, build_context
@@ -22,7 +24,7 @@ def _system(config: AgentConfig) -> str:
 def test_hcu_sets_the_ax_tools_the_guard_and_the_skill_text_and_the_study_sets_nothing():
     hcu = agent_setting("hcu")
     config = hcu.apply(AgentConfig())
-    assert config.skill_text and config.cite_frames
+    assert config.skill_text and config.cite_frames and config.zoom
     assert hcu.env_kwargs({}) == {"ax_tools": True, "stale_guard": True}
     # A caller's explicit option wins: the ablation without the ax tools is one flag.
     assert hcu.env_kwargs({"ax_tools": False})["ax_tools"] is False
@@ -35,7 +37,9 @@ def test_hcu_sets_the_ax_tools_the_guard_and_the_skill_text_and_the_study_sets_n
 
 
 def test_the_skill_text_is_one_section_before_the_response_rules_and_survives_native_calls():
-    plain, taught = _system(AgentConfig()), _system(agent_setting("hcu").apply(AgentConfig()))
+    # Less the zoom it also offers (test_zoom_mapping.py), the skill text is the only difference.
+    hcu = dataclasses.replace(agent_setting("hcu").apply(AgentConfig()), zoom=False)
+    plain, taught = _system(AgentConfig()), _system(hcu)
     assert SKILL_HEADING not in plain
     assert taught.count(SKILL_TEXT) == 1
     assert taught.index(SKILL_HEADING) < taught.index(RESPONSE_FORMAT_HEADING)

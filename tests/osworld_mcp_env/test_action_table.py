@@ -1,9 +1,9 @@
 """The computer_use action table drives every reader: validator, prompt, parser, guest executor.
 
-Each test derives its cases from ``COMPUTER_USE_ACTIONS`` and fails when one reader
-disagrees with it (an action added to the table and not to the guest, a prompt enum
-built by hand, a parser with its own list of ending actions). The guest's ``/gui``
-route is checked on a real desktop in ``test_guest_input.py``.
+Each test derives its cases from ``GUI_ACTIONS`` (Qwen3-VL's ``COMPUTER_USE_ACTIONS`` and
+the zoom) and fails when one reader disagrees with it (an action added to the table and
+not to the guest, a prompt enum built by hand, a parser with its own list of ending
+actions). The guest's ``/gui`` route is checked on a real desktop in ``test_guest_input.py``.
 """
 
 from __future__ import annotations
@@ -16,8 +16,10 @@ from hybrid_agent.parse import ParsedAction, ParseError, ParseErrorCode, parse_r
 from hybrid_agent.prompt import computer_use_function
 from osworld_mcp_env.actions import (
     COMPUTER_USE_ACTIONS,
+    GUI_ACTIONS,
     INPUT_ACTIONS,
     TERMINAL_ACTIONS,
+    ZOOM,
     ActionSpec,
     ArgKind,
     Click,
@@ -37,8 +39,10 @@ SAMPLE: dict[str, Any] = {
     "text": "a",
     "keys": ["shift"],
     "status": "success",
+    "region": [10, 20, 30, 40],
+    "scale": 2,
 }
-ACTIONS = sorted(COMPUTER_USE_ACTIONS)
+ACTIONS = sorted(GUI_ACTIONS)
 
 
 def arguments(spec: ActionSpec, *, optional: bool = False) -> dict[str, Any]:
@@ -54,7 +58,7 @@ def tool_call(action: str, args: dict[str, Any]) -> str:
 def test_every_argument_kind_has_a_sample_and_each_argument_name_one_kind():
     assert set(SAMPLE) == set(get_args(ArgKind))
     kinds: dict[str, set[str]] = {}
-    for spec in COMPUTER_USE_ACTIONS.values():
+    for spec in GUI_ACTIONS.values():
         for arg, kind in [*spec.required.items(), *spec.optional.items()]:
             kinds.setdefault(arg, set()).add(kind)
     # The prompt shows one schema per argument name: two kinds under one name would lie to the model.
@@ -62,14 +66,16 @@ def test_every_argument_kind_has_a_sample_and_each_argument_name_one_kind():
 
 
 def test_executor_kinds_partition_the_table_and_end_the_episode_only_for_end():
-    by_kind = {kind: {n for n, s in COMPUTER_USE_ACTIONS.items() if s.executor is kind} for kind in Executor}
+    by_kind = {kind: {n for n, s in GUI_ACTIONS.items() if s.executor is kind} for kind in Executor}
     assert by_kind == {
         Executor.INPUT: set(INPUT_ACTIONS),
-        Executor.ENV: {"wait"},
+        Executor.ENV: {"wait", "zoom"},
         Executor.END: set(TERMINAL_ACTIONS),
     }
     assert sorted(TERMINAL_ACTIONS) == ["answer", "terminate"]
-    for spec in COMPUTER_USE_ACTIONS.values():
+    # The study's vocabulary is the table less the zoom, in the same order.
+    assert [*COMPUTER_USE_ACTIONS, ZOOM] == list(GUI_ACTIONS)
+    for spec in GUI_ACTIONS.values():
         assert spec.ends_episode == (spec.executor is Executor.END)
         assert spec.click is None or spec.executor is Executor.INPUT
     with pytest.raises(ValueError, match="input executor"):
@@ -78,13 +84,14 @@ def test_executor_kinds_partition_the_table_and_end_the_episode_only_for_end():
 
 @pytest.mark.parametrize("action", ACTIONS)
 def test_validator_takes_exactly_the_declared_arguments(action):
-    spec = COMPUTER_USE_ACTIONS[action]
+    spec = GUI_ACTIONS[action]
     for args in (arguments(spec), arguments(spec, optional=True)):
         parsed = parse_action({"name": "computer_use", "arguments": {"action": action, **args}}, SCREEN)
         assert isinstance(parsed, GuiAction), parsed
+        resolved = {"scale"} if action == ZOOM else set()  # the zoom's factor is always resolved
         assert (parsed.action, set(parsed.arguments), parsed.ends_episode) == (
             action,
-            set(args),
+            set(args) | resolved,
             spec.ends_episode,
         )
     for missing in spec.required:
@@ -99,19 +106,20 @@ def test_validator_takes_exactly_the_declared_arguments(action):
     assert isinstance(refused, ActionError) and refused.code == "invalid_arguments"
 
 
-def test_prompt_schema_shows_the_table():
-    function = computer_use_function((1000, 1000))["function"]
+@pytest.mark.parametrize("table", [COMPUTER_USE_ACTIONS, GUI_ACTIONS], ids=["study", "with_zoom"])
+def test_prompt_schema_shows_the_table(table):
+    function = computer_use_function((1000, 1000), table)["function"]
     properties = function["parameters"]["properties"]
-    assert properties["action"]["enum"] == list(COMPUTER_USE_ACTIONS)
-    declared = {arg for s in COMPUTER_USE_ACTIONS.values() for arg in [*s.required, *s.optional]}
+    assert properties["action"]["enum"] == list(table)
+    declared = {arg for s in table.values() for arg in [*s.required, *s.optional]}
     assert set(properties) == {"action"} | declared
-    for action, spec in COMPUTER_USE_ACTIONS.items():
+    for action, spec in table.items():
         assert f"* `{action}`: {spec.description}" in properties["action"]["description"]
         for arg in spec.required:
             assert f"`{action}`" in properties[arg]["description"].split("Required by", 1)[1]
     # Each argument's JSON schema accepts the table's sample value of its kind.
     types = {"array": list, "integer": int, "number": (int, float), "string": str}
-    for spec in COMPUTER_USE_ACTIONS.values():
+    for spec in table.values():
         for arg, kind in [*spec.required.items(), *spec.optional.items()]:
             schema = properties[arg]
             assert isinstance(SAMPLE[kind], types[schema["type"]])
@@ -120,12 +128,17 @@ def test_prompt_schema_shows_the_table():
 
 @pytest.mark.parametrize("action", ACTIONS)
 def test_parser_accepts_each_action_and_ends_the_episode_as_the_table_says(action):
-    spec = COMPUTER_USE_ACTIONS[action]
-    parsed = parse_response(tool_call(action, arguments(spec)))
+    spec = GUI_ACTIONS[action]
+    parsed = parse_response(tool_call(action, arguments(spec)), actions=GUI_ACTIONS)
     assert isinstance(parsed, ParsedAction), parsed
+    # The study's parser knows Qwen3-VL's vocabulary only: the zoom is refused there.
+    study = parse_response(tool_call(action, arguments(spec)))
+    assert isinstance(study, ParsedAction) == (action in COMPUTER_USE_ACTIONS)
     assert parsed.is_terminal == spec.ends_episode
     # A table name used as a function name is a GUI action, never an MCP call.
-    misplaced = parse_response("<tool_call>" + json.dumps({"name": action, "arguments": {}}))
+    misplaced = parse_response(
+        "<tool_call>" + json.dumps({"name": action, "arguments": {}}), actions=GUI_ACTIONS
+    )
     assert isinstance(misplaced, ParseError) and misplaced.code == ParseErrorCode.GUI_ACTION_AS_TOOL
 
 

@@ -48,6 +48,7 @@ import gymnasium as gym
 from osworld_mcp_env.actions import cited_points
 from osworld_mcp_env.info import step_info
 from osworld_mcp_env.mcp_host.namespaces import AX
+from osworld_mcp_env.zoom import ZoomView
 
 from hybrid_agent.adapters import DEFAULT_ADAPTER, AdapterOptions, ModelAdapter, get_adapter, reply_text
 from hybrid_agent.context import ContextConfig, build_context
@@ -62,6 +63,7 @@ from hybrid_agent.prompt import PromptConfig
 from hybrid_agent.retrieval import BM25Retriever, RetrievalConfig
 from hybrid_agent.toolset import ToolSpec, tools_from_env
 from hybrid_agent.trajectory import Call, Evidence, Executed, Frame, Observation, Step
+from hybrid_agent.zoom import unzoom_call
 
 # A refused, undispatched action: what a reply that executes nothing costs the env (one counted step).
 NO_OP_ACTION = ""
@@ -107,6 +109,10 @@ class AgentConfig:
         cite_frames: Show the screenshot's frame id and send it (``frame_id``) with every
             action that cites a point, so the env's stale-frame guard (on by default)
             refuses coordinates read from a layout that has since changed where they point.
+        zoom: Offer the graphical ``zoom`` (``computer_use``'s enum and the parser, through the
+            adapter): on in the ``hcu`` setting, off in the study's. Whatever it says, a reply
+            to a zoomed observation has its points mapped back to the screen
+            (:mod:`hybrid_agent.zoom`) and cites the zoom's parent frame.
         parse_retries: Re-sample a malformed reply up to this many times before the step
             counts as malformed. 0 by default: the study counts every malformed reply as a
             step, and greedy decoding would only repeat it; harnesses that repair by
@@ -132,6 +138,7 @@ class AgentConfig:
     interface: str = "hybrid"
     cite_frames: bool = True
     skill_text: bool = False
+    zoom: bool = False
 
     def __post_init__(self) -> None:
         if self.interface not in INTERFACE_MODES:
@@ -151,7 +158,7 @@ class AgentConfig:
         coordinates = CoordinatePolicy(self.coordinates) if self.coordinates is not None else None
         if coordinates is None and policy is not None:
             coordinates = preferred_coordinates(policy)
-        options = AdapterOptions(coordinates, self.min_pixels, self.max_pixels, self.thinking)
+        options = AdapterOptions(coordinates, self.min_pixels, self.max_pixels, self.thinking, self.zoom)
         return get_adapter(self.adapter, options)
 
     def context_config(
@@ -222,6 +229,7 @@ class Turn:
         app: The focused app.
         screen: Screen size ``(width, height)`` the coordinates map onto.
         prepare_s: Seconds spent building the turn.
+        zoom: The observation is a zoom (``info["zoom"]``): the reply's points are read on it.
     """
 
     request: PolicyRequest
@@ -232,6 +240,7 @@ class Turn:
     app: str | None
     screen: tuple[int, int]
     prepare_s: float
+    zoom: ZoomView | None = None
 
 
 @dataclass(frozen=True)
@@ -346,9 +355,15 @@ class AgentLoop:
         obs = episode.obs
         tools = self.shown_tools(obs, episode.info)
         frame = Frame.from_array(obs["screenshot"])
-        frame_id = step_info(episode.info).get("frame_id") if self.config.cite_frames else None
+        info = step_info(episode.info)
+        zoom = ZoomView.from_info(info["zoom"]) if "zoom" in info else None
+        frame_id = info.get("frame_id") if zoom is None else zoom.parent_frame_id
         current = Observation(
-            frame, episode.feedback or obs.get("tool_result", ""), episode.relays, frame_id=frame_id
+            frame,
+            episode.feedback or obs.get("tool_result", ""),
+            episode.relays,
+            frame_id=frame_id if self.config.cite_frames else None,
+            zoom_scale=zoom.scale if zoom is not None else None,
         )
         context = build_context(episode.steps, current, episode.instruction, tools, self.context)
         height, width = obs["screenshot"].shape[:2]
@@ -371,6 +386,7 @@ class AgentLoop:
             obs.get("active_app") or None,
             (width, height),
             time.perf_counter() - t0,
+            zoom,
         )
 
     # --- 2. what the reply means -----------------------------------------------------------
@@ -409,6 +425,9 @@ class AgentLoop:
         if not isinstance(parsed, ParseError) and self.config.interface != "hybrid":
             written = [parsed.as_written, *(f.as_written for f in parsed.then)]
             parsed = refused_calls(self.config.interface, written) or parsed
+        if not isinstance(parsed, ParseError) and turn.zoom is not None:
+            parsed = from_zoom(parsed, turn.zoom)
+            record["zoom"] = turn.zoom.to_info()
         if isinstance(parsed, ParseError):
             record["parse"] = {"ok": False, "code": str(parsed.code), "message": parsed.message}
             return Decision(text, parsed, NO_OP_ACTION, parsed.render(), record, time.perf_counter() - t0)
@@ -608,6 +627,21 @@ def _end(
         "evaluation": typed.get("evaluation"),
         "steps": episode.calls,
     }
+
+
+def from_zoom(parsed: ParsedAction, view: ZoomView) -> ParseResult:
+    """A reply read on a zoomed screenshot, every call's points put back on the screen.
+
+    A point on the zoomed image's black margin is ``out_of_space``: nothing of the screen
+    is there to act on.
+    """
+    calls = []
+    for one in (parsed, *parsed.then):
+        mapped = unzoom_call(one.call, view)
+        if isinstance(mapped, str):
+            return ParseError(ParseErrorCode.OUT_OF_SPACE, mapped, parsed.think)
+        calls.append(dataclasses.replace(one, call=mapped, model_call=one.as_written))
+    return dataclasses.replace(calls[0], then=tuple(calls[1:]))
 
 
 def cite_frame(call: Call, frame_id: int | None) -> dict[str, Any]:

@@ -16,10 +16,11 @@ stored plan replays a context exactly.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from osworld_mcp_env.actions import ZOOM, ActionSpec
 from PIL import Image
 
 from hybrid_agent.errors import ConfigError, ContextError
@@ -41,6 +42,9 @@ from hybrid_agent.trajectory import Call, Frame, Observation, Step
 
 class TurnRenderer(Protocol):
     """What a model family decides about its context (a :class:`hybrid_agent.adapters.ModelAdapter`)."""
+
+    gui_actions: Mapping[str, ActionSpec]
+    """The ``computer_use`` vocabulary the family offers (the skill text teaches ``zoom`` where it is)."""
 
     def system_prompt(self, tools: Sequence[ToolSpec], screen: tuple[int, int], config: PromptConfig) -> str:
         """The system message for ``screen`` (its resolution is the family's coordinate space)."""
@@ -204,7 +208,7 @@ def build_context(
         else system_prompt(tools, config.prompt)
     )
     if config.prompt.skill_text:
-        system = with_skill_text(system)
+        system = with_skill_text(system, zoom=renderer is not None and ZOOM in renderer.gui_actions)
     messages: list[Message] = [{"role": "system", "content": system}]
     for index, past in enumerate(steps):
         record = final[index]
@@ -224,6 +228,10 @@ def build_context(
         shown = tuple(line for i, line in enumerate(history) if final[i].form == FrameForm.OUT_OF_WINDOW)
     current_part = _frame_part(current.frame, final[step], factor, renderer)
     content = _user_turn(current, current_part, config)
-    content.append(text_part(current_turn_text(instruction, shown, frame_id=current.frame_id)))
+    content.append(
+        text_part(
+            current_turn_text(instruction, shown, frame_id=current.frame_id, zoom_scale=current.zoom_scale)
+        )
+    )
     messages.append({"role": "user", "content": content})
     return Context(messages=messages, plan=plan, history=history)

@@ -158,3 +158,4 @@ def to_model(pixel: Point, screen: Size, config: CoordinateConfig) -> tuple[int,
 
 
 POINT_ARGUMENTS = ("coordinate", "start_coordinate")
+REGION_ARGUMENT = "region"  # a zoom's [x1, y1, x2, y2]: two points, mapped as points are

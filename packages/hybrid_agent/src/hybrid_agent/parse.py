@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from osworld_mcp_env.actions import COMPUTER_USE_ACTIONS, TERMINAL_ACTIONS, parse_action
+from osworld_mcp_env.actions import COMPUTER_USE_ACTIONS, TERMINAL_ACTIONS, ActionSpec, parse_action
 from osworld_mcp_env.errors import ActionError
 
 from hybrid_agent.toolset import ToolSpec
@@ -194,17 +194,23 @@ def _check_object(obj: Any) -> dict[str, Any] | ParseError:
 _MODEL_SPACE = (2**31, 2**31)
 
 
-def validate_gui(arguments: Mapping[str, Any]) -> ParseError | None:
-    """Checks ``computer_use`` arguments against the env's action table (shape only, model space)."""
+def validate_gui(
+    arguments: Mapping[str, Any], actions: Mapping[str, ActionSpec] = COMPUTER_USE_ACTIONS
+) -> ParseError | None:
+    """Checks ``computer_use`` arguments against the offered vocabulary (shape only, model space).
+
+    ``actions``: what the model was offered (``hybrid_agent.prompt.offered_actions``): an
+    action of the env's table that the prompt did not show is refused as unknown.
+    """
     action = arguments.get("action")
     if action is None:
         return ParseError(ParseErrorCode.MISSING_ARGUMENTS, "computer_use needs an 'action' argument.")
-    if action not in COMPUTER_USE_ACTIONS:
+    if not isinstance(action, str) or action not in actions:
         return ParseError(
             ParseErrorCode.UNKNOWN_GUI_ACTION,
-            f"computer_use has no action {action!r}. Valid actions: {', '.join(COMPUTER_USE_ACTIONS)}.",
+            f"computer_use has no action {action!r}. Valid actions: {', '.join(actions)}.",
         )
-    missing = [name for name in COMPUTER_USE_ACTIONS[action].required if name not in arguments]
+    missing = [name for name in actions[action].required if name not in arguments]
     if missing:
         return ParseError(
             ParseErrorCode.MISSING_ARGUMENTS, f"computer_use action {action!r} needs: {', '.join(missing)}."
@@ -249,7 +255,12 @@ def unfinished_reasoning(text: str, thinking: bool = False) -> bool:
     return closed < opened or (thinking and closed < 0)
 
 
-def parse_response(text: str, tools: Sequence[ToolSpec] | None = None, thinking: bool = False) -> ParseResult:
+def parse_response(
+    text: str,
+    tools: Sequence[ToolSpec] | None = None,
+    thinking: bool = False,
+    actions: Mapping[str, ActionSpec] = COMPUTER_USE_ACTIONS,
+) -> ParseResult:
     """Parses one model output.
 
     Args:
@@ -260,6 +271,7 @@ def parse_response(text: str, tools: Sequence[ToolSpec] | None = None, thinking:
             has it. When ``None``, MCP calls are only checked for shape.
         thinking: The model runs in Thinking mode (its prompt opens ``<think>``): an output
             without ``</think>`` never finished reasoning and yields no call.
+        actions: The ``computer_use`` vocabulary the model was offered (the study's by default).
 
     Returns:
         A :class:`ParsedAction`, or a :class:`ParseError` whose ``render()`` goes back to the model.
@@ -289,7 +301,7 @@ def parse_response(text: str, tools: Sequence[ToolSpec] | None = None, thinking:
     obj = _decode_call(body, repairs)
     if isinstance(obj, ParseError):
         return ParseError(obj.code, obj.message, think)
-    return call_from_object(obj, rest, think, tools, repairs)
+    return call_from_object(obj, rest, think, tools, repairs, actions)
 
 
 # Keys a call object may carry beside "name" and "arguments" without changing its meaning.
@@ -334,7 +346,12 @@ def _call_name(obj: dict[str, Any], repairs: list[str]) -> str | None:
 
 
 def call_from_object(
-    obj: dict[str, Any], rest: str, think: str | None, tools: Sequence[ToolSpec] | None, repairs: list[str]
+    obj: dict[str, Any],
+    rest: str,
+    think: str | None,
+    tools: Sequence[ToolSpec] | None,
+    repairs: list[str],
+    actions: Mapping[str, ActionSpec] = COMPUTER_USE_ACTIONS,
 ) -> ParseResult:
     """Checks one decoded ``{"name", "arguments"}`` call (any family's) as the ``<tool_call>`` parser does.
 
@@ -344,6 +361,7 @@ def call_from_object(
         think: The reasoning text, if any.
         tools: The MCP tools shown (``None``: MCP calls are checked for shape only).
         repairs: Repairs already made; this call's are appended.
+        actions: The ``computer_use`` vocabulary the model was offered.
     """
     name = _call_name(obj, repairs)
     if name is None:
@@ -355,10 +373,10 @@ def call_from_object(
         if arguments.get("action") == "wait" and "time" not in arguments:
             arguments = {**arguments, "time": DEFAULT_WAIT_S}
             repairs.append("default_wait_time")
-        error = validate_gui(arguments)
+        error = validate_gui(arguments, actions)
         if error is not None:
             return ParseError(error.code, error.message, think)
-    elif name in COMPUTER_USE_ACTIONS:
+    elif name in actions:
         return ParseError(
             ParseErrorCode.GUI_ACTION_AS_TOOL,
             f'{name!r} is a GUI action: call {{"name": "computer_use", '

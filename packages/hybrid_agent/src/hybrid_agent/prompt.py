@@ -3,7 +3,9 @@
 The ``computer_use`` function shown to the model is derived from the env's
 single description of the GUI vocabulary,
 :data:`osworld_mcp_env.actions.COMPUTER_USE_ACTIONS`; the parser validates against
-the same table, so prompt, parser and executor cannot drift apart.
+the same table, so prompt, parser and executor cannot drift apart. The vocabulary
+offered is the model adapter's choice (:func:`offered_actions`): Qwen3-VL's published
+set, as the OSWorld-MCP study shows it, or that set and the graphical ``zoom``.
 """
 
 from __future__ import annotations
@@ -14,7 +16,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from osworld_mcp_env.actions import COMPUTER_USE_ACTIONS, TERMINAL_ACTIONS, TERMINATE_STATUSES, ArgKind
+from osworld_mcp_env.actions import (
+    COMPUTER_USE_ACTIONS,
+    GUI_ACTIONS,
+    TERMINAL_ACTIONS,
+    TERMINATE_STATUSES,
+    ActionSpec,
+    ArgKind,
+)
 from osworld_mcp_env.text import truncate
 
 from hybrid_agent.errors import ConfigError
@@ -29,6 +38,8 @@ _KIND_SCHEMAS: Mapping[str, Mapping[str, Any]] = {
     "text": {"type": "string"},
     "keys": {"type": "array", "items": {"type": "string"}, "minItems": 1},
     "status": {"type": "string", "enum": list(TERMINATE_STATUSES)},
+    "region": {"type": "array", "items": {"type": "number"}, "minItems": 4, "maxItems": 4},
+    "scale": {"type": "integer", "minimum": 2},
 }
 
 _ARGUMENT_HINTS: Mapping[str, str] = {
@@ -39,14 +50,27 @@ _ARGUMENT_HINTS: Mapping[str, str] = {
     "pixels": "Scroll amount.",
     "time": "Seconds to wait.",
     "status": "Outcome of the task.",
+    "region": "[x1, y1, x2, y2]: the top-left and bottom-right corners of the part to enlarge.",
+    "scale": "Enlargement factor (default: as large as fits the screen).",
 }
 
 
-def _argument_schemas() -> dict[str, dict[str, Any]]:
+def offered_actions(zoom: bool) -> Mapping[str, ActionSpec]:
+    """The ``computer_use`` actions a model is told about and its replies may use.
+
+    The env carries out every action of :data:`~osworld_mcp_env.actions.GUI_ACTIONS`;
+    what the model is offered is the agent's setting, so the OSWorld-MCP study's prompt
+    and parser keep Qwen3-VL's published vocabulary exactly (``zoom`` off), and the
+    ``hcu`` setting adds Hybrid Computer Use's graphical zoom.
+    """
+    return GUI_ACTIONS if zoom else COMPUTER_USE_ACTIONS
+
+
+def _argument_schemas(actions: Mapping[str, ActionSpec] = COMPUTER_USE_ACTIONS) -> dict[str, dict[str, Any]]:
     """One schema per argument name, with the actions that require / accept it."""
     kinds: dict[str, ArgKind] = {}
     required_by: dict[str, list[str]] = {}
-    for action, spec in COMPUTER_USE_ACTIONS.items():
+    for action, spec in actions.items():
         for arg, kind in [*spec.required.items(), *spec.optional.items()]:
             kinds.setdefault(arg, kind)
         for arg in spec.required:
@@ -60,15 +84,18 @@ def _argument_schemas() -> dict[str, dict[str, Any]]:
     return schemas
 
 
-def computer_use_function(resolution: tuple[int, int]) -> dict[str, Any]:
+def computer_use_function(
+    resolution: tuple[int, int], actions: Mapping[str, ActionSpec] = COMPUTER_USE_ACTIONS
+) -> dict[str, Any]:
     """Returns the ``computer_use`` function object shown first in ``<tools>``.
 
     Args:
         resolution: ``(width, height)`` the model must address, e.g. ``(1000, 1000)`` for
             Qwen3-VL's relative grid (see :func:`hybrid_agent.coords.model_space`).
+        actions: The vocabulary offered (:func:`offered_actions`); the study's by default.
     """
     width, height = resolution
-    action_lines = "\n".join(f"* `{name}`: {spec.description}" for name, spec in COMPUTER_USE_ACTIONS.items())
+    action_lines = "\n".join(f"* `{name}`: {spec.description}" for name, spec in actions.items())
     description = (
         "Control the desktop with the mouse and keyboard.\n"
         f"* The screen's resolution is {width}x{height}.\n"
@@ -77,11 +104,11 @@ def computer_use_function(resolution: tuple[int, int]) -> dict[str, Any]:
     properties: dict[str, Any] = {
         "action": {
             "type": "string",
-            "enum": list(COMPUTER_USE_ACTIONS),
+            "enum": list(actions),
             "description": "The action to perform:\n" + action_lines,
         }
     }
-    properties.update(_argument_schemas())
+    properties.update(_argument_schemas(actions))
     return {
         "type": "function",
         "function": {
@@ -250,19 +277,31 @@ def render_cli_output(text: str, limit: int) -> str:
 
 
 def current_turn_text(
-    instruction: str, history: Sequence[str], first: int = 1, frame_id: int | None = None
+    instruction: str,
+    history: Sequence[str],
+    first: int = 1,
+    frame_id: int | None = None,
+    zoom_scale: int | None = None,
 ) -> str:
     """The text closing the current user turn: instruction and the one-line actions given.
 
     ``history`` holds the entries shown, the first of them step ``first`` (every earlier step
     for the study; only those that left the window for HybridCUA's policy). With ``frame_id``,
     the screenshot's id comes first: the harness cites it with each coordinate action, and a
-    ``stale_gui_frame`` refusal names the frame the model read.
+    ``stale_gui_frame`` refusal names the frame the model read. With ``zoom_scale``, the
+    screenshot is a zoom, and the model is told that its coordinates on it are mapped back.
     """
     lines = [f"Step {i}: {line}" for i, line in enumerate(history, start=first)] or ["None"]
     frame = f"The screenshot is frame {frame_id}; your coordinates are checked against it.\n\n"
+    if zoom_scale is not None:
+        of = f" of frame {frame_id}" if frame_id is not None else ""
+        frame = (
+            f"The screenshot is a zoom{of}: part of the screen enlarged {zoom_scale} times, at its top "
+            "left. Give coordinates on it as on any screenshot: they are mapped back to the screen, for "
+            "your next action only.\n\n"
+        )
     return (
-        (frame if frame_id is not None else "")
+        (frame if frame_id is not None or zoom_scale is not None else "")
         + "Choose the next step from the screenshot, the instruction and the previous actions.\n\n"
         f"Instruction: {instruction}\n\n"
         "Previous actions:\n" + "\n".join(lines)

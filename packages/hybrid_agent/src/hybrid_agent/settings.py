@@ -3,7 +3,9 @@
 ``study`` is the OSWorld-MCP study's agent as published (its tool lists, no skill text).
 ``hcu`` is the Hybrid Computer Use condition: the env's semantic channel (``ax`` tools,
 env option ``ax_tools``), the stale-frame guard with every coordinate action citing its
-frame, and the skill text that teaches both (:mod:`hybrid_agent.skill`). The ablation of
+frame, the graphical ``zoom`` offered to the model (the env always carries it out; the
+study's prompt never shows it), and the skill text that teaches them
+(:mod:`hybrid_agent.skill`). The ablation of
 the skill text is ``hcu`` with ``skill_text`` off, one field. ``hybrid-agent eval
 --setting NAME`` applies one; explicit ``--env-option`` values win over its options.
 """
@@ -47,8 +49,8 @@ class AgentSetting:
 AGENT_SETTINGS: Mapping[str, AgentSetting] = {
     "study": AgentSetting("The OSWorld-MCP study's agent: MCP tools and GUI actions, no skill text"),
     "hcu": AgentSetting(
-        "Hybrid Computer Use: the ax tools (ax_tools), the guard with cited frames, the skill text",
-        agent={"skill_text": True, "cite_frames": True},
+        "Hybrid Computer Use: the ax tools (ax_tools), the guard with cited frames, zoom, the skill text",
+        agent={"skill_text": True, "cite_frames": True, "zoom": True},
         env_options={"ax_tools": True, "stale_guard": True},
     ),
 }

@@ -45,12 +45,21 @@ Calls. One call per reply, valid JSON, only the arguments its schema lists, with
 coordinates as [x, y] numbers, refs as strings like "e17", keys as a list of names. If a call was \
 refused for its arguments, fix the arguments the error names; do not send it unchanged."""
 
+ZOOM_SKILL = """Zoom. When text or a control is too small to aim at, call computer_use with action=zoom and \
+region=[x1, y1, x2, y2] around it: nothing is clicked, and the next screenshot shows that part enlarged. \
+Read your next coordinates on the enlarged screenshot; they count for that one action, and the guard \
+checks them against the screen the zoom was taken from. Zoom on a small region (a few cells or one \
+toolbar), not half the screen."""
+"""The paragraph added where the model is offered ``zoom`` (the ``hcu`` setting)."""
 
-def with_skill_text(system: str) -> str:
+
+def with_skill_text(system: str, zoom: bool = False) -> str:
     """``system`` with the skill section before its response format rules (appended without them).
 
     Before them, so that a policy that swaps the rules for native tool calling
-    (:func:`hybrid_agent.prompt.native_calls_prompt`) keeps the section.
+    (:func:`hybrid_agent.prompt.native_calls_prompt`) keeps the section. ``zoom``: the
+    model is offered the zoom, and the section says how to use it (:data:`ZOOM_SKILL`).
     """
     head, sep, rules = system.partition(f"\n\n{RESPONSE_FORMAT_HEADING}")
-    return f"{head}\n\n{SKILL_TEXT}{sep}{rules}"
+    section = f"{SKILL_TEXT}\n\n{ZOOM_SKILL}" if zoom else SKILL_TEXT
+    return f"{head}\n\n{section}{sep}{rules}"

@@ -212,12 +212,15 @@ class Observation:
             may cut each on its own); empty otherwise.
         frame_id: The env's id of the screenshot (``info["frame_id"]``), shown to the model
             and cited with its coordinate actions; ``None``: not shown.
+        zoom_scale: The screenshot is a zoom (``info["zoom"]``) enlarged this many times, and
+            the model is told so; ``None``: the whole screen.
     """
 
     frame: Frame
     tool_result: str = ""
     parts: tuple[str, ...] = ()
     frame_id: int | None = None
+    zoom_scale: int | None = None
 
     @property
     def results(self) -> tuple[str, ...]:

@@ -33,15 +33,17 @@ from __future__ import annotations
 
 import dataclasses
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from osworld_mcp_env.actions import ActionSpec
 from osworld_mcp_env.registry import Registry
 from PIL import Image
 
 from hybrid_agent.coords import (
     POINT_ARGUMENTS,
+    REGION_ARGUMENT,
     CoordinateConfig,
     CoordinatePolicy,
     Size,
@@ -54,7 +56,7 @@ from hybrid_agent.errors import ConfigError, RegistryError
 from hybrid_agent.parse import ParsedAction, ParseError, ParseErrorCode, ParseResult, split_think
 from hybrid_agent.parse import unfinished_reasoning as _unfinished
 from hybrid_agent.policies.base import TOOL_CALL_STOP, Generation
-from hybrid_agent.prompt import PromptConfig, computer_use_function, system_prompt
+from hybrid_agent.prompt import PromptConfig, computer_use_function, offered_actions, system_prompt
 from hybrid_agent.toolset import ToolSpec
 from hybrid_agent.trajectory import Call, Step
 
@@ -70,12 +72,17 @@ class AdapterOptions:
         min_pixels: Override the family's smallest resized image area.
         max_pixels: Override the family's largest resized image area.
         thinking: The model runs in Thinking mode (its chat template opens ``<think>``).
+        zoom: Offer the graphical ``zoom`` in ``computer_use`` (``hcu`` setting): the families
+            that use the stack's ``computer_use`` function show and accept it; a family with
+            its own GUI vocabulary (UI-TARS, CogAgent, OpenCUA, HybridCUA, provider tools)
+            keeps its own.
     """
 
     coordinates: CoordinatePolicy | None = None
     min_pixels: int | None = None
     max_pixels: int | None = None
     thinking: bool = False
+    zoom: bool = False
 
     def apply(self, config: CoordinateConfig) -> CoordinateConfig:
         """``config`` with the overrides given here (validated by :class:`CoordinateConfig`)."""
@@ -115,6 +122,8 @@ class ModelAdapter(ABC):
             per reply; none for a family whose reply holds several calls.
         coordinates: The space in force (defaults + :class:`AdapterOptions` overrides).
         thinking: Replies without ``</think>`` never finished reasoning and execute nothing.
+        gui_actions: The ``computer_use`` vocabulary offered and accepted
+            (:func:`hybrid_agent.prompt.offered_actions`).
     """
 
     name: ClassVar[str] = ""
@@ -128,6 +137,7 @@ class ModelAdapter(ABC):
         options = options or AdapterOptions()
         self.coordinates = options.apply(self.default_coordinates)
         self.thinking = options.thinking or self.always_thinking
+        self.gui_actions: Mapping[str, ActionSpec] = offered_actions(options.zoom)
 
     # --- what the model sees -----------------------------------------------------------------
     def space(self, screen: Size) -> Size:
@@ -148,12 +158,19 @@ class ModelAdapter(ABC):
         return image if size == image.size else image.resize(size, Image.Resampling.BICUBIC)
 
     def system_prompt(self, tools: Sequence[ToolSpec], screen: Size, config: PromptConfig) -> str:
-        """The system message: by default the stack's prompt with this space's resolution."""
-        return system_prompt(tools, dataclasses.replace(config, resolution=self.space(screen)))
+        """The system message: by default the stack's prompt with this space's resolution and vocabulary."""
+        return system_prompt(
+            tools,
+            dataclasses.replace(config, resolution=self.space(screen)),
+            functions=self.functions(tools, screen),
+        )
 
     def functions(self, tools: Sequence[ToolSpec], screen: Size) -> list[dict[str, Any]]:
         """The tool schema for transports that send tools apart (function calling)."""
-        return [computer_use_function(self.space(screen)), *(tool.to_function() for tool in tools)]
+        return [
+            computer_use_function(self.space(screen), self.gui_actions),
+            *(tool.to_function() for tool in tools),
+        ]
 
     def assistant_turn(self, step: Step, keep_think: bool) -> str:
         """A past step's assistant turn: by default the reply as written, reasoning dropped unless kept."""
@@ -199,15 +216,19 @@ class ModelAdapter(ABC):
         return first if isinstance(first, ParseError) else dataclasses.replace(first, then=tuple(then))
 
     def to_screen(self, parsed: ParsedAction, screen: Size) -> ParseResult:
-        """Maps a parsed GUI call's points onto the screen; a point outside the space is ``out_of_space``."""
+        """Maps a parsed GUI call's points onto the screen; a point outside the space is ``out_of_space``.
+
+        A zoom's ``region`` is two points, its corners, each mapped as a point is.
+        """
         call = parsed.call
         space = self.space(screen)
         arguments = dict(call.arguments)
-        for key in POINT_ARGUMENTS:
+        for key in (*POINT_ARGUMENTS, REGION_ARGUMENT):
             if key not in arguments:
                 continue
-            point = (float(arguments[key][0]), float(arguments[key][1]))
-            if not in_space(point, space, self.coordinates.policy):
+            values = [float(v) for v in arguments[key]]
+            points = [(values[i], values[i + 1]) for i in range(0, len(values), 2)]
+            if not all(in_space(point, space, self.coordinates.policy) for point in points):
                 x_max, y_max = space_bounds(space, self.coordinates.policy)
                 return ParseError(
                     ParseErrorCode.OUT_OF_SPACE,
@@ -215,7 +236,7 @@ class ModelAdapter(ABC):
                     f"[0, {x_max}] and y in [0, {y_max}].",
                     parsed.think,
                 )
-            arguments[key] = list(scale_to_screen(point, space, screen))
+            arguments[key] = [v for point in points for v in scale_to_screen(point, space, screen)]
         written = parsed.model_call if parsed.model_call is not None else call
         return dataclasses.replace(parsed, call=Call(call.name, arguments), model_call=written)
 

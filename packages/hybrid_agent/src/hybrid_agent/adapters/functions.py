@@ -55,7 +55,7 @@ class FunctionCallingAdapter(ModelAdapter):
         think, rest = split_think(text)
         calls = _wire_calls(rest.strip()) if "<tool_call>" not in rest else None
         if calls is None:
-            return parse_response(text, tools)
+            return parse_response(text, tools, actions=self.gui_actions)
         if len(calls) != 1:
             code = ParseErrorCode.NO_TOOL_CALL if not calls else ParseErrorCode.MULTIPLE_TOOL_CALLS
             return ParseError(code, f"Make exactly one tool call per step, got {len(calls)}.", think)
@@ -63,4 +63,4 @@ class FunctionCallingAdapter(ModelAdapter):
         function = entry.get("function", entry) if isinstance(entry, dict) else None
         if not isinstance(function, dict):
             return ParseError(ParseErrorCode.INVALID_JSON, "A tool call must be a JSON object.", think)
-        return call_from_object(dict(function), "", think, tools, [])
+        return call_from_object(dict(function), "", think, tools, [], self.gui_actions)

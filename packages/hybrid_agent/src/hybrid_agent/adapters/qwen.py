@@ -33,7 +33,7 @@ class Qwen3VLAdapter(ModelAdapter):
 
     def parse_text(self, text: str, tools: Sequence[ToolSpec]) -> ParseResult:
         """The stack's ``<tool_call>`` parser (with its documented repairs)."""
-        return parse_response(text, tools, thinking=self.thinking)
+        return parse_response(text, tools, thinking=self.thinking, actions=self.gui_actions)
 
     def assistant_turn(self, step: Step, keep_think: bool) -> str:
         """The canonical re-serialised call (repaired outputs appear repaired)."""
