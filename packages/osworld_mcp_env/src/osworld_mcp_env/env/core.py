@@ -60,7 +60,8 @@ class OSWorldMCPEnv(gym.Env[dict[str, Any], Call]):
     JSON text or a mapping (:class:`~osworld_mcp_env.spaces.CallSpace`). Reward:
     0 until the episode ends, then the task evaluator's score.
     ``terminate``/``answer`` end the episode (``terminated``); ``max_steps``
-    truncates it. ``info``: :class:`~osworld_mcp_env.info.StepInfo`.
+    truncates it; ``zoom`` sends no input and makes the next screenshot an enlarged part
+    of the screen (``info["zoom"]``). ``info``: :class:`~osworld_mcp_env.info.StepInfo`.
     """
 
     metadata = {"render_modes": ["rgb_array"], "render_fps": 1}  # noqa: RUF012 - gym.Env's instance field
@@ -235,7 +236,7 @@ class OSWorldMCPEnv(gym.Env[dict[str, Any], Call]):
         return True
 
     def render(self) -> np.ndarray | None:
-        """The last screenshot (``rgb_array``)."""
+        """The last capture of the whole screen (``rgb_array``; after a zoom, the one it cropped)."""
         return None if self._last_pixels is None else self._last_pixels.copy()
 
     def close(self) -> None:
