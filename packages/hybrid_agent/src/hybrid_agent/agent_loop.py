@@ -222,6 +222,8 @@ class Turn:
         app: The focused app.
         screen: Screen size ``(width, height)`` the coordinates map onto.
         prepare_s: Seconds spent building the turn.
+        window: The focused window's title (the env's ``info["active_window"]``); recorded so
+            that a rewrite can tell a terminal from a document (:mod:`hybrid_agent.rewrite`).
     """
 
     request: PolicyRequest
@@ -232,6 +234,7 @@ class Turn:
     app: str | None
     screen: tuple[int, int]
     prepare_s: float
+    window: str | None = None
 
 
 @dataclass(frozen=True)
@@ -371,6 +374,7 @@ class AgentLoop:
             obs.get("active_app") or None,
             (width, height),
             time.perf_counter() - t0,
+            step_info(episode.info).get("active_window") or None,
         )
 
     # --- 2. what the reply means -----------------------------------------------------------
@@ -381,6 +385,7 @@ class AgentLoop:
         record: dict[str, Any] = {
             "step": turn.request.step,
             "app": turn.app,
+            "window": turn.window,
             "shown_tools": [t.qualified_name for t in turn.tools],
             "retention": turn.plan,
             "model_output": text,
