@@ -3,7 +3,16 @@
 import json
 
 import pytest
-from hybrid_agent.rewrite import RewriteError, RewriteMode, RewriteReason, plan_rewrites, rewrite_episode
+from hybrid_agent.errors import ConfigError
+from hybrid_agent.rewrite import (
+    RewriteConfig,
+    RewriteError,
+    RewriteMode,
+    RewriteReason,
+    plan_rewrites,
+    rewrite_episode,
+    rewrite_run,
+)
 from hybrid_agent.rewrite.episode import source_steps
 from hybrid_agent.rewrite.replay import KEPT, EpisodeOutcome, RewriteReport
 from hybrid_agent.step_kind import StepKind
@@ -125,3 +134,15 @@ def test_plan_rewrites_only_successful_recordings_and_the_report_counts_every_ou
     assert table.endswith("4 episodes: 2 converted, 2 replayed, 1 kept; not kept: source_failed 1, "
                           "unreconstructable 1, score 1")  # fmt: skip
     assert json.loads(json.dumps(report.to_dict()))["counts"]["kept"] == 1
+
+
+def test_the_command_refuses_an_out_that_would_replace_a_recording(tmp_path):
+    source = tmp_path / "run"
+    (source / "episodes").mkdir(parents=True)
+    record(source / "episodes" / "os-create-file__run0.jsonl", ORACLE)
+    other = tmp_path / "other"
+    (other / "episodes").mkdir(parents=True)
+    for out in (source, source / "rewritten", other):
+        with pytest.raises(ConfigError):
+            rewrite_run(source, out, RewriteConfig(), progress=False)
+    assert (source / "episodes" / "os-create-file__run0.jsonl").exists() and (other / "episodes").is_dir()

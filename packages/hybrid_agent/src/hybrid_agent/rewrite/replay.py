@@ -288,11 +288,16 @@ def rewrite_run(
         progress: Show a progress bar during the replays.
 
     Raises:
-        ConfigError: ``out`` is ``run_dir`` or inside it, or the suite lacks a task.
+        ConfigError: ``out`` is ``run_dir`` or inside it, ``out`` holds episodes that no
+            rewrite wrote (they would be replaced), or the suite lacks a task.
     """
     source, target = Path(run_dir).resolve(), Path(out).resolve()
     if target == source or source in target.parents:
         raise ConfigError(f"--out {out} must lie outside the recording {run_dir}.")
+    if (target / EPISODES).exists() and not (target / REPORT_FILE).exists():
+        raise ConfigError(
+            f"{out} holds a run directory that no rewrite wrote; give a new or a rewrite's --out."
+        )
     recorded = read_run_config(source)
     records = list(iter_episodes(source))
     rewrites, outcomes = plan_rewrites(records, config.mode, config.min_score)
