@@ -207,6 +207,7 @@ def replay_rewrites(
     config: RewriteConfig,
     env_kwargs: Mapping[str, Any],
     progress: bool = True,
+    suite: str = "",
 ) -> list[EpisodeOutcome]:
     """Replays ``rewrites`` into ``out/replays`` (a fresh run directory) and judges each.
 
@@ -217,6 +218,7 @@ def replay_rewrites(
         config: Replay settings.
         env_kwargs: The recording's ``gym.make`` options (``config.env_kwargs`` go over them).
         progress: Show a progress bar.
+        suite: The suite spec ``tasks`` came from, recorded in the replays' ``run.json``.
 
     Raises:
         ConfigError: Two rewrites of one (task, run), or a task outside ``tasks``.
@@ -236,7 +238,7 @@ def replay_rewrites(
     policy = ReplayPolicy(outputs, f"rewrite:{config.mode}", give_up=GIVE_UP)
     run_config = RunConfig(
         policy=policy.name,
-        suite="rewrite",
+        suite=suite,
         agent=AgentConfig(context=config.context, adapter="hybridcua", gui_only=True),
         runs=max(r.run for r in rewrites) + 1,
         envs=min(config.envs, len(rewrites)),
@@ -301,9 +303,11 @@ def rewrite_run(
     recorded = read_run_config(source)
     records = list(iter_episodes(source))
     rewrites, outcomes = plan_rewrites(records, config.mode, config.min_score)
-    tasks = load_suite(suite or recorded.get("suite") or "bundled", tasks_dir) if rewrites else []
+    spec = suite or recorded.get("suite") or "bundled"
+    tasks = load_suite(spec, tasks_dir) if rewrites else []
     target.mkdir(parents=True, exist_ok=True)
-    outcomes += replay_rewrites(rewrites, tasks, target, config, recorded.get("env_kwargs") or {}, progress)
+    env_kwargs = recorded.get("env_kwargs") or {}
+    outcomes += replay_rewrites(rewrites, tasks, target, config, env_kwargs, progress, spec)
     order = {(r.task_id, r.run): i for i, r in enumerate(records)}
     outcomes.sort(key=lambda o: order.get((o.task_id, o.run), len(order)))
     publish_kept(target, outcomes, tasks)
