@@ -288,3 +288,12 @@ def test_the_frame_is_shown_and_cited_with_actions_that_point_and_only_with_them
         assert "frame_id" not in off.decide(off.observe(episode), Generation(text=CLICK)).action["arguments"]
     finally:
         env.close()
+
+
+def test_a_step_record_keeps_the_focused_windows_title(env):
+    """A rewrite tells a terminal from a document by it (hybrid_agent.rewrite.terminal)."""
+    loop = AgentLoop(AgentConfig())
+    obs, info = env.reset(seed=0)
+    episode = AgentEpisode.start("toy", 0, obs, {**info, "active_window": "Terminal - "})
+    assert _turn(loop, env, episode, Generation(text=GUI_TYPE)).record["window"] == "Terminal - "
+    assert _turn(loop, env, episode, Generation(text=GUI_TYPE)).record["window"] is None  # the toy has none

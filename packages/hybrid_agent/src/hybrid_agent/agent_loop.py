@@ -230,6 +230,8 @@ class Turn:
         screen: Screen size ``(width, height)`` the coordinates map onto.
         prepare_s: Seconds spent building the turn.
         zoom: The observation is a zoom (``info["zoom"]``): the reply's points are read on it.
+        window: The focused window's title (the env's ``info["active_window"]``); recorded so
+            that a rewrite can tell a terminal from a document (:mod:`hybrid_agent.rewrite`).
     """
 
     request: PolicyRequest
@@ -241,6 +243,7 @@ class Turn:
     screen: tuple[int, int]
     prepare_s: float
     zoom: ZoomView | None = None
+    window: str | None = None
 
 
 @dataclass(frozen=True)
@@ -387,6 +390,7 @@ class AgentLoop:
             (width, height),
             time.perf_counter() - t0,
             zoom,
+            step_info(episode.info).get("active_window") or None,
         )
 
     # --- 2. what the reply means -----------------------------------------------------------
@@ -397,6 +401,7 @@ class AgentLoop:
         record: dict[str, Any] = {
             "step": turn.request.step,
             "app": turn.app,
+            "window": turn.window,
             "shown_tools": [t.qualified_name for t in turn.tools],
             "retention": turn.plan,
             "model_output": text,

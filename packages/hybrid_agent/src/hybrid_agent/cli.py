@@ -1,4 +1,4 @@
-"""``hybrid-agent eval`` and ``hybrid-agent report``.
+"""``hybrid-agent eval``, ``report``, ``label``, ``rewrite`` and the OSWorld exports.
 
     hybrid-agent eval --suite bundled --policy scripted --context win2+drop --runs 3 --envs 2 --out runs/a
     hybrid-agent eval --suite test_all.json --tasks-dir examples --policy openai:http://localhost:8000#Qwen3-VL-8B
@@ -7,6 +7,7 @@
     hybrid-agent report runs/a runs/b --out runs/report
     hybrid-agent export-osworld runs/a --out results/a      # OSWorld's result_dir layout, one per run
     hybrid-agent summary results/a --osworld                # show_result.py's per-domain lines
+    hybrid-agent rewrite runs/a --out runs/a-hybridcua --mode auto   # HybridCUA's grammar, replayed, 1s kept
 
 ``eval`` resumes: finished episodes in ``--out`` are skipped, so rerun the same
 command after a kill. It prints Table 2 and Table 3 at the end (as ``report``).
@@ -40,6 +41,8 @@ from hybrid_agent.report.osworld import (
     format_summary,
     trees_from_run,
 )
+from hybrid_agent.rewrite import RewriteConfig, RewriteMode, rewrite_run
+from hybrid_agent.rewrite.replay import REPORT_FILE
 from hybrid_agent.runner import SCHEDULES, RunConfig, Runner
 from hybrid_agent.settings import AGENT_SETTINGS, agent_setting
 from hybrid_agent.suite import load_suite
@@ -246,6 +249,48 @@ def _label_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--tie-points", type=float, default=TIE_POINTS, help="success rates this close tie")
 
 
+def _rewrite_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "rewrite",
+        help="HybridCUA's data: a run's successful episodes in bash + pyautogui (0-999 grid), terminal "
+        "typing as direct commands, each replayed on a fresh desktop and kept when it scores 1",
+    )
+    p.add_argument("run_dir", help="a run directory of hybrid-agent eval")
+    p.add_argument("--out", required=True, help="the kept run directory, replays/ and rewrite_report.json")
+    p.add_argument(
+        "--mode",
+        choices=[str(m) for m in RewriteMode],
+        default=str(RewriteMode.AUTO),
+        help="gui: every step as pyautogui; interleaved: terminal typing as direct commands (episodes "
+        "without it are skipped); auto: interleaved where it applies, else gui",
+    )
+    p.add_argument("--suite", help="the recording's suite (default: its run.json's)")
+    p.add_argument("--tasks-dir", help="where a split file's task ids are looked up")
+    p.add_argument("--envs", type=int, default=1, help="desktops replaying in parallel")
+    p.add_argument("--min-score", type=float, default=1.0, help="rewrite and keep at this score or above")
+    p.add_argument(
+        "--env-option",
+        action="append",
+        default=[],
+        metavar="KEY=JSON",
+        help="gym.make keyword over the run's",
+    )
+
+
+def run_rewrite(args: argparse.Namespace) -> int:
+    """The ``rewrite`` command: rewrite, replay, keep; prints the report's table."""
+    config = RewriteConfig(
+        mode=RewriteMode(args.mode),
+        min_score=args.min_score,
+        envs=args.envs,
+        env_kwargs=_env_kwargs(args.env_option),
+    )
+    report = rewrite_run(args.run_dir, args.out, config, args.suite, args.tasks_dir)
+    print(report.table())
+    print(f"wrote {Path(args.out) / REPORT_FILE}", file=sys.stderr)
+    return 0
+
+
 def run_label(args: argparse.Namespace) -> int:
     """The ``label`` command: the three modes' rollouts (``eval`` with ``--interface``), then the labels."""
     runs = {mode: Path(args.out) / mode for mode in Mode}
@@ -379,6 +424,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     _report_parser(sub)
     _osworld_parsers(sub)
     _label_parser(sub)
+    _rewrite_parser(sub)
     args = parser.parse_args(argv)
     # Custom policies are named by import path relative to where the command runs, as with `python -m`.
     if os.getcwd() not in sys.path:
@@ -392,6 +438,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return run_summary(args)
         if args.command == "label":
             return run_label(args)
+        if args.command == "rewrite":
+            return run_rewrite(args)
         runs = [str(Path(r)) for r in args.runs]
         _print_report(runs, args.out or runs[0], PriceTable.bundled().with_file(args.prices))
         return 0

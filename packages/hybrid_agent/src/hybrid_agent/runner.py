@@ -198,17 +198,34 @@ class Runner:
         return gym.make(ENV_ID, **kwargs)
 
     # --- the run -------------------------------------------------------------------
-    def evaluate(self, tasks: Sequence[SuiteTask]) -> EvalResult:
+    def evaluate(
+        self, tasks: Sequence[SuiteTask], pairs: Sequence[tuple[str, int]] | None = None
+    ) -> EvalResult:
         """Runs every (task, run) not yet finished in ``out``, and reruns curable errors; returns the counts.
 
         Every task of the suite is written to ``suite.json``, so reports count a task whose
         every try errored instead of leaving it out of the denominator.
+
+        ``pairs`` narrows the run to these (task_id, run) pairs, in this order (a replay of
+        some recorded episodes, each with its own run index and so its own seed); the
+        default is every task for runs ``0 .. runs - 1``.
+
+        Raises:
+            ConfigError: A pair names a task outside ``tasks`` or a run outside ``0 .. runs - 1``.
         """
         started = time.monotonic()
         write_suite(self.out, [(t.task_id, t.domain) for t in tasks], self.config.runs)
         clear_stop(self.out)
         by_id = {task.task_id: task for task in tasks}
         todo = [(task.task_id, run) for run in range(self.config.runs) for task in tasks]
+        if pairs is not None:
+            outside = [pair for pair in pairs if pair[0] not in by_id or not 0 <= pair[1] < self.config.runs]
+            if outside:
+                last = self.config.runs - 1
+                raise ConfigError(
+                    f"Pairs {outside[:3]} name a task outside the suite or a run outside 0..{last}."
+                )
+            todo = list(pairs)
         plan = plan_resume(self.out, todo, self.max_tries)
         pending = deque((by_id[task_id], run) for task_id, run in plan.pending)
         result = EvalResult(skipped=plan.kept, retried=len(plan.retrying), exhausted=len(plan.exhausted))

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from hybrid_agent.adapters.base import ModelAdapter, register_adapter
@@ -164,6 +164,36 @@ ls ~/Documents
 </function>
 </tool_call>
 You may write several <tool_call> blocks; they run in order, one step each."""
+
+
+def render_reply(action_line: str, calls: Sequence[Mapping[str, str]], name: str = GUI_TOOL_NAME) -> str:
+    """A reply in HybridCUA's format: the ``Action:`` line, then one ``<tool_call>`` per call.
+
+    The inverse of :meth:`HybridCUAAdapter.parse_text` (each value is written raw, one
+    newline after its opening tag and before its closing one), for replies made from
+    recorded steps (:mod:`hybrid_agent.rewrite`).
+
+    Args:
+        action_line: The one sentence after ``Action:`` (a single line).
+        calls: Each call's parameters as raw strings, ``action`` first (``{"action": "bash",
+            "command": "ls"}``).
+        name: The function's name (``computer_use``, or ``cli`` for the A/B variant).
+
+    Raises:
+        ValueError: A value holds ``</parameter>`` or the action line a newline: no
+            reply could carry it so that it parses back.
+    """
+    if "\n" in action_line:
+        raise ValueError(f"The Action line must be one line, got {action_line!r}.")
+    blocks = []
+    for call in calls:
+        parameters = []
+        for key, value in call.items():
+            if "</parameter>" in value:
+                raise ValueError(f"Parameter {key!r} holds '</parameter>': it cannot be written raw.")
+            parameters.append(f"<parameter={key}>\n{value}\n</parameter>\n")
+        blocks.append(f"<tool_call>\n<function={name}>\n{''.join(parameters)}</function>\n</tool_call>")
+    return "\n".join([f"Action: {action_line}", *blocks])
 
 
 def _raw(value: str) -> str:
@@ -313,4 +343,5 @@ __all__ = [
     "function_schema",
     "hybridcua_prompt",
     "read_call",
+    "render_reply",
 ]

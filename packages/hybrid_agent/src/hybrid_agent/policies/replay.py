@@ -8,7 +8,7 @@ of the task; past the recorded steps the policy gives up (``terminate failure``)
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from hybrid_agent.errors import ConfigError
@@ -22,15 +22,35 @@ class ReplayPolicy:
 
     concurrent = True  # a lookup per request: envs need not share a batch
 
-    def __init__(self, run_dir: str | Path) -> None:
-        """Loads every finished episode of ``run_dir``.
+    def __init__(
+        self,
+        outputs: Mapping[tuple[str, int], Sequence[Generation]],
+        name: str,
+        give_up: str = render_call(GIVE_UP),
+    ) -> None:
+        """Plays ``outputs``: each (task, run)'s replies in step order, then ``give_up``.
+
+        :meth:`from_run` reads them from a run directory; :mod:`hybrid_agent.rewrite` gives
+        rewritten replies directly, with a give-up reply in their own family's format.
+
+        Raises:
+            ConfigError: ``outputs`` is empty.
+        """
+        if not outputs:
+            raise ConfigError(f"No outputs to replay for {name!r}.")
+        self.outputs = {key: list(replies) for key, replies in outputs.items()}
+        self.name = name
+        self.give_up = give_up
+
+    @classmethod
+    def from_run(cls, run_dir: str | Path) -> ReplayPolicy:
+        """Every finished episode of ``run_dir``'s outputs.
 
         Raises:
             ConfigError: The directory holds no finished episode.
         """
-        self.outputs: dict[tuple[str, int], list[Generation]] = {}
-        for record in iter_episodes(run_dir):
-            self.outputs[(record.task_id, record.run)] = [
+        outputs = {
+            (record.task_id, record.run): [
                 Generation(
                     text=step.get("model_output", ""),
                     input_tokens=(step.get("tokens") or {}).get("input"),
@@ -40,9 +60,11 @@ class ReplayPolicy:
                 )
                 for step in record.steps
             ]
-        if not self.outputs:
+            for record in iter_episodes(run_dir)
+        }
+        if not outputs:
             raise ConfigError(f"No finished episodes to replay in {str(run_dir)!r}.")
-        self.name = f"replay:{Path(run_dir).name}"
+        return cls(outputs, f"replay:{Path(run_dir).name}")
 
     def generate(self, requests: Sequence[PolicyRequest]) -> list[Generation]:
         """The recorded output of each request's (task, run, step)."""
@@ -52,7 +74,7 @@ class ReplayPolicy:
                 (request.task_id, 0)
             )
             if outputs is None or request.step >= len(outputs):
-                out.append(Generation(text=render_call(GIVE_UP)))
+                out.append(Generation(text=self.give_up))
             else:
                 out.append(outputs[request.step])
         return out
@@ -62,4 +84,4 @@ class ReplayPolicy:
 def _replay(rest: str, options: PolicyOptions) -> ReplayPolicy:
     if not rest:
         raise ConfigError("replay policy spec must be 'replay:DIR' (a run directory).")
-    return ReplayPolicy(rest)
+    return ReplayPolicy.from_run(rest)

@@ -79,14 +79,27 @@ def pyautogui_command(action: str, arguments: Mapping[str, Any]) -> list[str]:
         InputRejected: The action is no input action, or names a key or text
             pyautogui cannot produce; nothing was sent.
     """
+    return ["python", "-c", PREFIX + pyautogui_code(action, arguments)]
+
+
+def pyautogui_code(action: str, arguments: Mapping[str, Any]) -> str:
+    """The pyautogui statements of one ``computer_use`` input action (``pyautogui`` imported by the caller).
+
+    Positions are written as given: screen pixels for :func:`pyautogui_command`; a
+    caller that runs the code under a coordinate grid (the bash channel's
+    ``pyautogui_grid``) passes grid positions. ``hybrid_agent.rewrite`` writes
+    recorded GUI steps this way, so both routes type and click the same.
+
+    Raises:
+        InputRejected: As :func:`pyautogui_command`.
+    """
     build = _CODE.get(action)
     if build is None:
         raise _rejected(f"{action!r} is not an input action; known: {sorted(_CODE)}.")
     try:
-        code = build(arguments)
+        return build(arguments)
     except (KeyError, TypeError, ValueError) as exc:
         raise _rejected(f"Bad arguments for {action!r}: {exc!r}.") from exc
-    return ["python", "-c", PREFIX + code]
 
 
 def _xy(coordinate: Sequence[Any]) -> str:
