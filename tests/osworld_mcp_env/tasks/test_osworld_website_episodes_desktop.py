@@ -18,17 +18,27 @@ would solve them, and say so beside their oracle.
 
 from __future__ import annotations
 
+import contextlib
 import datetime
+import io
 import json
 import shlex
 import shutil
+import sqlite3
+import subprocess
+import tarfile
 import zoneinfo
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import gymnasium as gym
+import openpyxl
 import pytest
+from osworld_mcp_env.tasks import read_task_file
+from osworld_mcp_env.tasks.cache import osworld_cache_name
+from osworld_mcp_env.tasks.coverage import cache_urls
+from polling import wait_until
 from stand_in_sites import Page, StandIn, stand_in_sites, trusting
 from task_data import OSWORLD_EXAMPLES
 
@@ -48,6 +58,15 @@ HOSTS = [
     "www.google.com",
     "www.tripadvisor.com",
     "www.budget.com",
+    "store.steampowered.com",
+    "www.dota2.com",
+    "www.amazon.com",
+    "www.mathsisfun.com",
+    "lilianweng.github.io",
+    "scholar.google.com",
+    "en.wikipedia.org",
+    "pytorch.org",
+    "releases.ubuntu.com",
 ]
 DEVTOOLS_LIST = "http://127.0.0.1:1337/json/list"
 
@@ -94,6 +113,61 @@ def navigate(url: str, listed: str | None = None) -> list[dict]:
         gui("key", keys=["Return"]),
         wait_listed(listed or url),
     ]
+
+
+SEATS_XPATH = (
+    "/html/body/div[6]/div[2]/div[1]/div/div/div[2]/section[1]/div[1]/form/div[1]/div[1]/div[2]/div/a"
+)
+
+
+def _at_xpath(xpath: str, text: str) -> str:
+    """HTML that puts ``text`` at ``xpath`` under ``/html/body`` (empty siblings before each n-th step)."""
+    html = text
+    for step in reversed(xpath.removeprefix("/html/body/").split("/")):
+        tag, _, index = step.partition("[")
+        html = f"<{tag}></{tag}>" * (int(index.rstrip("]") or 1) - 1) + f"<{tag}>{html}</{tag}>"
+    return html
+
+
+STEAM_ADD = "/cart/addtocart?subid=dota2-official-soundtrack"
+CART: list[str] = []  # the stand-in Steam store's cart (the site's state, not the browser's)
+MATHSISFUN = ("www.mathsisfun.com", "/games/2048.html")
+GAME_PAGE = "<html><head><title>Play Puzzle Game 2048</title></head><body><h1>2048</h1></body></html>"
+LILLOG = ("lilianweng.github.io", "/posts/2023-06-23-agent/")
+LILLOG_PAGE = (
+    "<html><head><title>LLM Powered Autonomous Agents | Lil'Log</title></head><body>"
+    "<h1>LLM Powered Autonomous Agents</h1><p>Agent System Overview</p><p>Planning</p>"
+    "<p>Memory</p><p>Tool Use</p></body></html>"
+)
+SEARCHED = "nereida"
+PRINT_PDF = r"""out="$HOME/Desktop/LLM Powered Autonomous Agents _ Lil'Log.pdf" && mkdir -p ~/Desktop \
+&& /usr/bin/chromium --headless=new --user-data-dir="$(mktemp -d)" \
+  --ignore-certificate-errors-spki-list={SPKI} \
+  --no-pdf-header-footer --print-to-pdf="$out" https://lilianweng.github.io/posts/2023-06-23-agent/ \
+&& test -s "$out"
+"""
+
+QUIT_CHROMIUM = "pkill chrome; while ps -C chromium -o stat= | grep -qv '^Z'; do sleep 0.1; done"
+PROFILE = "$HOME/.config/chromium/Default"
+DELETE_COOKIES = f"""python3 - <<'EOF'
+import os, sqlite3
+db = sqlite3.connect(os.path.expandvars("{PROFILE}/Cookies"))
+db.execute("DELETE FROM cookies WHERE host_key = 'amazon.com' OR host_key LIKE '%.amazon.com'")
+db.commit()
+EOF"""
+DELETE_HISTORY = f"""python3 - <<'EOF'
+import os, sqlite3
+db = sqlite3.connect(os.path.expandvars("{PROFILE}/History"))
+db.execute("DELETE FROM visits WHERE url IN (SELECT id FROM urls WHERE url LIKE '%youtube%')")
+db.execute("DELETE FROM urls WHERE url LIKE '%youtube%'")
+db.commit()
+EOF"""
+SHORTCUT = r"""mkdir -p ~/Desktop && title=$(curl -sf http://127.0.0.1:1337/json/list | python3 -c '
+import json, sys
+print(next(t["title"] for t in json.load(sys.stdin) if t["type"] == "page"))') && printf '%s\n' \
+'[Desktop Entry]' 'Version=1.0' 'Terminal=false' 'Type=Application' "Name=$title" \
+'Exec=google-chrome --app=https://www.mathsisfun.com/games/2048.html' > ~/Desktop/chrome-2048-Default.desktop
+"""
 
 
 @dataclass(frozen=True)
@@ -201,21 +275,143 @@ def _cases() -> dict[str, Case]:
             {("www.tripadvisor.com", hotels): tripadvisor_page},
         )
     )
+
+    budget = "/en/reservation#/vehicles"
+    task = json.loads((OSWORLD_EXAMPLES / "chrome/47543840-672a-467d-80df-8f7c3b9788c9.json").read_text())
+    where = task["evaluator"]["expected"][1]["rules"]["expected"]  # the site's own texts, whitespace and all
+    when = [d.strftime("%a, %b %d, 12:00 PM") for d in (_next_month(10), _next_month(11))]
+    budget_page = (  # the rank's element first: the divs before it count in its xpath
+        "<html><body>"
+        + _at_xpath(SEATS_XPATH, "Number of Seats (High to Low)")
+        + "<div>"
+        + "".join(f"<div class='location-info'>{where[k]}</div>" for k in ("start_location", "end_location"))
+        + "".join(f"<div class='day-time-info'>{w}</div>" for w in when)
+        + "</div></body></html>"
+    )
+    cases.append(
+        Case(
+            "chrome/47543840-672a-467d-80df-8f7c3b9788c9",
+            navigate(f"https://www.budget.com{budget}", "reservation#/vehicles"),
+            {("www.budget.com", budget.split("#")[0]): budget_page},
+        )
+    )
+    # Steam: the game's page, then what its DLC's "Add to Cart" button requests; the cart is the site's.
+    cases.append(
+        Case(
+            "chrome/121ba48f-9e17-48ce-9bc6-a4fb17a7ebba",
+            [
+                *navigate("https://store.steampowered.com/app/570/Dota_2/"),
+                *navigate(f"https://store.steampowered.com{STEAM_ADD}"),
+            ],
+        )
+    )
+    # Chrome's "Create shortcut" writes a launcher named by the page's title on the desktop; so does this.
+    shortcut = Case("chrome/35253b65-1c19-4304-8aa4-6884b8218fc0", [bash(SHORTCUT)], {MATHSISFUN: GAME_PAGE})
+    cases.append(shortcut)
+    # Amazon's cookies: with Chromium closed, its Cookies database loses every amazon.com row.
+    cookies = [bash(QUIT_CHROMIUM), bash(DELETE_COOKIES)]
+    cases.append(Case("chrome/7b6c7e24-c58a-49fc-a5bb-d57b80e5b4c3", cookies))
+    # YouTube's history: with Chromium closed, its History loses every youtube row.
+    cases.append(
+        Case("chrome/44ee5668-ecd5-4366-a6ce-c1c9b8d4e938", [bash(QUIT_CHROMIUM), bash(DELETE_HISTORY)])
+    )
+    # The page printed to PDF on the Desktop under Chrome's default name, without header and footer.
+    printed = Case("chrome/e1e75309-3ddb-4d09-92ec-de869c928143", [bash(PRINT_PDF)], {LILLOG: LILLOG_PAGE})
+    cases.append(printed)
+    # B6 of the stand-in sheet (Nereida) searched in Chromium's address bar (Google is its search engine).
+    cases.append(
+        Case("multi_apps/f8cfa149-d1c1-4215-8dac-4a0932bad3c2", navigate(SEARCHED, "search?q=nereida"))
+    )
+    # The first link of the latest mail in Bills (Amazon's site) opened in a new tab.
+    new_tab = navigate("https://www.amazon.com/", "www.amazon.com")
+    new_tab.insert(1, gui("key", keys=["ctrl", "t"]))
+    cases.append(Case("multi_apps/58565672-7bfe-48ab-b828-db349231de6b", new_tab))
     return {case.task.split("/")[1][:8]: case for case in cases}
 
 
 CASES = _cases()
 
 
+def _dynamic(host: str, path: str) -> Page | None:
+    """The stand-ins with state: Steam's cart, and Amazon's pages, which set a year-long cookie."""
+    if host == "store.steampowered.com" and path == STEAM_ADD:
+        CART.append("The Dota 2 Official Soundtrack")
+    if host == "store.steampowered.com" and path.startswith("/cart/"):
+        items = "".join(f"<div class='cart_item'>{item}</div>" for item in CART)
+        return Page(f"<html><body><h2>Your Shopping Cart</h2>{items}</body></html>")
+    if host == "store.steampowered.com" and path.startswith("/app/570/"):
+        return Page(
+            "<html><head><title>Dota 2 on Steam</title></head><body><h2>Content For This Game</h2>"
+            f"<a href='{STEAM_ADD}'>The Dota 2 Official Soundtrack: Add to Cart</a></body></html>"
+        )
+    if host == "www.amazon.com":
+        cookie = "session-id=131-0000001-0000001; Domain=.amazon.com; Path=/; Max-Age=31536000; Secure"
+        return Page(
+            "<html><head><title>Amazon.com</title></head><body>Amazon</body></html>",
+            headers=[("Set-Cookie", cookie)],
+        )
+    return None
+
+
 @pytest.fixture(scope="module")
 def site(tmp_path_factory) -> Iterator[StandIn]:
     pages = {key: page for case in CASES.values() for key, page in case.pages.items()}
-    with stand_in_sites(tmp_path_factory.mktemp("tls"), HOSTS, pages) as stand_in:
+    with stand_in_sites(tmp_path_factory.mktemp("tls"), HOSTS, pages, _dynamic) as stand_in:
         yield stand_in
 
 
+def _empty_history(folder: Path) -> bytes:
+    """An empty History database (OSWorld's history_empty.sqlite is one), made by Chromium itself."""
+    history = folder / "Default" / "History"
+    chromium = subprocess.Popen(
+        ["chromium", "--headless=new", "--no-sandbox", f"--user-data-dir={folder}", "about:blank"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:  # Chromium holds the database until it exits, and writes its schema by then
+        wait_until(history.exists, 60, "Chromium's History database")
+    finally:
+        chromium.terminate()
+        chromium.wait(30)
+    with contextlib.closing(sqlite3.connect(history)) as db, db:
+        assert db.execute("SELECT name FROM sqlite_master WHERE name = 'visits'").fetchall()
+        db.execute("DELETE FROM visits")
+        db.execute("DELETE FROM urls")
+    return history.read_bytes()
+
+
+def _stand_in_files(tmp: Path) -> dict[str, bytes]:
+    """The cached files these tasks read, by destination name: made here (the tests have no internet)."""
+    book = openpyxl.Workbook()
+    book.active["B6"] = "Nereida"
+    sheet = io.BytesIO()
+    book.save(sheet)
+    profile = io.BytesIO()
+    with tarfile.open(fileobj=profile, mode="w:gz") as tar:
+        entry = tarfile.TarInfo(".thunderbird")
+        entry.type, entry.mode = tarfile.DIRTYPE, 0o700
+        tar.addfile(entry)
+    return {
+        "history_empty.sqlite": _empty_history(tmp / "chromium"),
+        "cell_search.xls": sheet.getvalue(),  # Calc opens it by its content
+        "thunderbird-profile.tar.gz": profile.getvalue(),
+    }
+
+
 @pytest.fixture(scope="module")
-def env(site: StandIn) -> Iterator[gym.Env]:
+def file_cache(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("cache")
+    files = _stand_in_files(tmp_path_factory.mktemp("made"))
+    for case in CASES.values():
+        task = read_task_file(case.path)
+        for url, name in cache_urls(task):
+            (root / task.id).mkdir(exist_ok=True)
+            (root / task.id / osworld_cache_name(url, name)).write_bytes(files[name])
+    return root
+
+
+@pytest.fixture(scope="module")
+def env(site: StandIn, file_cache: Path) -> Iterator[gym.Env]:
     network = {"mode": "internet", "hosts": {h: f"127.0.0.1:{site.port}" for h in HOSTS}}
     env = gym.make(
         "osworld_mcp_env:OSWorldMCP-v0",
@@ -223,6 +419,7 @@ def env(site: StandIn) -> Iterator[gym.Env]:
         enable_mcp=False,
         step_timeout_s=120,
         network=network,
+        cache_dirs=(str(file_cache),),
     )
     yield env
     env.close()
@@ -248,7 +445,9 @@ def _task(case: Case, site: StandIn) -> dict:
 @pytest.mark.parametrize("short_id", sorted(CASES))
 def test_website_task_no_op_0_oracle_1(env, site, short_id: str):
     case = CASES[short_id]
+    CART.clear()
+    oracle = json.loads(json.dumps(case.oracle).replace("{SPKI}", site.spki))
     reward, info = run_episode(env, _task(case, site), [terminate()])
     assert reward == 0.0, info.get("evaluation")
-    reward, info = run_episode(env, _task(case, site), [*case.oracle, terminate()])
+    reward, info = run_episode(env, _task(case, site), [*oracle, terminate()])
     assert reward == 1.0, info.get("evaluation")
