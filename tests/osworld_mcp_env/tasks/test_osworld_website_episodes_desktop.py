@@ -89,8 +89,10 @@ def gui(action: str, **arguments) -> dict:
     return {"name": "computer_use", "arguments": {"action": action, **arguments}}
 
 
-def bash(command: str) -> dict:
-    return {"name": "bash", "arguments": {"command": command}}
+def bash(command: str, timeout: float | None = None) -> dict:
+    """A command in the bash channel; ``timeout``: longer than the channel's default 30 s."""
+    arguments: dict = {"command": command} | ({"timeout": timeout} if timeout else {})
+    return {"name": "bash", "arguments": arguments}
 
 
 def terminate() -> dict:
@@ -100,7 +102,7 @@ def terminate() -> dict:
 def wait_listed(fragment: str) -> dict:
     """Waits (60 s at most) until DevTools lists a page whose url holds ``fragment``."""
     check = f"curl -sf {DEVTOOLS_LIST} | grep -qF -- {shlex.quote(fragment)}"
-    return bash(f"timeout 60 sh -c {shlex.quote(f'until {check}; do sleep 0.2; done')}")
+    return bash(f"timeout 60 sh -c {shlex.quote(f'until {check}; do sleep 0.2; done')}", timeout=90)
 
 
 def navigate(url: str, listed: str | None = None) -> list[dict]:
