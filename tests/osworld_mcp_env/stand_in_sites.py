@@ -26,11 +26,12 @@ HOME = "<html><head><title>Home</title></head><body><h1>Welcome</h1></body></htm
 
 @dataclass(frozen=True)
 class Page:
-    """One answer: its body, its type, and further headers (``Set-Cookie``...)."""
+    """One answer: its body, its type, further headers (``Set-Cookie``...) and its status."""
 
     body: str | bytes
     content_type: str = "text/html; charset=utf-8"
     headers: Sequence[tuple[str, str]] = ()
+    status: int = 200
 
 
 @dataclass
@@ -81,7 +82,7 @@ def stand_in_sites(
             if isinstance(page, str):
                 page = Page(page)
             data = page.body.encode() if isinstance(page.body, str) else page.body
-            self.send_response(200)
+            self.send_response(page.status)
             self.send_header("Content-Type", page.content_type)
             self.send_header("Content-Length", str(len(data)))
             for name, value in page.headers:

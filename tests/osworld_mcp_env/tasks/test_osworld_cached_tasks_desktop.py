@@ -18,6 +18,7 @@ import lzma
 import shlex
 import shutil
 import struct
+import subprocess
 import tarfile
 import zipfile
 from collections.abc import Callable, Iterator
@@ -48,6 +49,7 @@ HOSTS = [
     "picard.musicbrainz.org",
     "kid3.kde.org",
     "academicpages.github.io",
+    "github.com",
 ]
 LECTURES = range(10)  # CS50P 2022: weeks 0 to 9, one lecture PDF each
 SONGS = [
@@ -58,6 +60,14 @@ SONGS = [
     ("Zhou Xuan", "Nights in Shanghai"),
 ]
 DOCS = ["minutes", "budget plan", "reading list"]
+ODS = "file_example_ODS_5000"
+REPO = {  # the stand-in of xlang-ai/instructor-embedding: a few files in folders (ls -R's order is plain)
+    "readme.md": "# instructor\n",
+    "setup.py": "from setuptools import setup\n",
+    "instructor/__init__.py": "",
+    "instructor/model.py": "class Instructor: ...\n",
+    "evaluation/run.py": "print('eval')\n",
+}
 
 
 def text_pdf(text: str) -> bytes:
@@ -202,6 +212,34 @@ def _doc_files(tmp: Path) -> dict[str, bytes]:
     return {"doc.tar.gz": tar_of(made, "w:gz"), "pdf_gold.tar.gz": tar_of(pdf_names, "w:gz")}
 
 
+def _ods_files(tmp: Path) -> dict[str, bytes]:
+    """The sheet saved as .ods by LibreOffice, and the gold: that sheet converted to CSV by LibreOffice."""
+    book = openpyxl.Workbook()
+    for row in [["First Name", "Last Name", "Age"], ["Dulce", "Abril", 32], ["Mara", "Hashimoto", 25]]:
+        book.active.append(row)
+    book.save(tmp / f"{ODS}.xlsx")
+    ods = soffice_convert(tmp / f"{ODS}.xlsx", tmp / "ods", "ods", tmp / "profile")
+    csv = soffice_convert(ods, tmp / "csv", "csv", tmp / "profile")
+    return {f"{ODS}.ods": ods.read_bytes(), f"{ODS}_gold.csv": csv.read_bytes()}
+
+
+def _repository(tmp: Path) -> tuple[Path, bytes]:
+    """A bare git repository served over git's dumb HTTP, and ``ls -R`` of its checkout (the gold log)."""
+    work, bare = tmp / "instructor-embedding", tmp / "bare.git"
+    for name, text in REPO.items():
+        (work / name).parent.mkdir(parents=True, exist_ok=True)
+        (work / name).write_text(text)
+    git = ["git", "-c", "user.name=stand-in", "-c", "user.email=stand-in@example.org"]
+    for command in (["init", "-q"], ["add", "."], ["commit", "-qm", "stand-in"]):
+        subprocess.run([*git, *command], cwd=work, check=True, capture_output=True)
+    subprocess.run(["git", "clone", "-q", "--bare", str(work), str(bare)], check=True, capture_output=True)
+    subprocess.run(["git", "update-server-info"], cwd=bare, check=True, capture_output=True)
+    listing = subprocess.run(
+        ["ls", "-R", "instructor-embedding/"], cwd=tmp, check=True, capture_output=True, env={"LC_ALL": "C"}
+    ).stdout
+    return bare, listing
+
+
 def _convert_in_terminal() -> list[dict]:
     """Types the conversion into the gnome-terminal the setup opened, then waits for every PDF."""
     pdfs = " ".join(shlex.quote(f"{name}.pdf") for name in DOCS)
@@ -230,22 +268,59 @@ def _cases() -> dict[str, Case]:
         Case("multi_apps/3f05f3b9-29ba-4b6b-95aa-2204697ffc06", [web.bash(TAG_MP3S)], _song_files),
         Case("multi_apps/e2392362-125e-4f76-a2ee-524b183a3412", [web.bash(EDIT_CONFIG)], _site_files),
         Case("multi_apps/f7dfbef3-7697-431c-883a-db8583a4e4f9", _convert_in_terminal(), _doc_files),
+        Case(
+            "multi_apps/ee9a3c83-f437-4879-8918-be5efbb9fac7",
+            [
+                web.bash("xdotool search --onlyvisible --class gnome-terminal windowactivate --sync"),
+                web.gui("type", text=CONVERT_ODS),
+                web.bash(
+                    f"timeout 100 sh -c 'until [ -s ~/Desktop/{ODS}.csv ]; do sleep 0.2; done'", timeout=110
+                ),
+            ],
+            _ods_files,
+        ),
+        Case(
+            "multi_apps/acb0f96b-e27c-44d8-b55f-7cb76609dfcd",
+            # The stand-in's certificate is self-signed: git is told not to check it.
+            [
+                web.bash(
+                    "cd ~ && git -c http.sslVerify=false clone -q https://github.com/xlang-ai/instructor-embedding"
+                )
+            ],
+            lambda tmp: {"log_Gold.txt": _repository(tmp)[1]},
+        ),
     ]
     return {case.task.split("/")[1][:8]: case for case in cases}
+
+
+# With Calc still open on the sheet, a second soffice needs its own profile to convert (the task's point).
+CONVERT_ODS = (
+    f"soffice -env:UserInstallation=file:///tmp/convert-profile --headless --convert-to csv {ODS}.ods\n"
+)
 
 
 CASES = _cases()
 
 
 def _dynamic(host: str, path: str) -> Page | None:
+    if host == "github.com" and path.startswith(REPO_PATH):
+        served = REPOSITORY[0] / path.removeprefix(REPO_PATH).split("?")[0].lstrip("/")
+        if served.is_file() and REPOSITORY[0] in served.resolve().parents:
+            return Page(served.read_bytes(), "application/octet-stream")
+        return Page(b"", "text/plain", status=404)
     if host == "cdn.cs50.net" and path.endswith(".pdf"):
         number = path.rsplit("lecture", 1)[1].removesuffix(".pdf")
         return Page(text_pdf(f"CS50P Lecture {number}"), "application/pdf")
     return None
 
 
+REPO_PATH = "/xlang-ai/instructor-embedding"
+REPOSITORY: list[Path] = []  # the bare repository github.com's stand-in serves
+
+
 @pytest.fixture(scope="module")
 def site(tmp_path_factory) -> Iterator[StandIn]:
+    REPOSITORY[:] = [_repository(tmp_path_factory.mktemp("git"))[0]]
     pages = {key: page for case in CASES.values() for key, page in case.pages.items()}
     with stand_in_sites(tmp_path_factory.mktemp("tls"), HOSTS, pages, _dynamic) as stand_in:
         yield stand_in
