@@ -12,6 +12,7 @@ no-op (terminate at once) scores 0, the oracle, in the agent's own actions, scor
 
 from __future__ import annotations
 
+import html
 import io
 import json
 import lzma
@@ -50,6 +51,9 @@ HOSTS = [
     "kid3.kde.org",
     "academicpages.github.io",
     "github.com",
+    "raw.githubusercontent.com",
+    "colab.research.google.com",
+    "webext.eu",
 ]
 LECTURES = range(10)  # CS50P 2022: weeks 0 to 9, one lecture PDF each
 SONGS = [
@@ -61,6 +65,64 @@ SONGS = [
 ]
 DOCS = ["minutes", "budget plan", "reading list"]
 ODS = "file_example_ODS_5000"
+# The notebook's cells as the stand-in colab page shows them: markdown, then code with comments.
+CELLS = [
+    ("markdown", "## Building a GPT\nFollow along with the video."),
+    (
+        "code",
+        "# We always start with a dataset to train on.\nwith open('input.txt') as f:\n    text = f.read()",
+    ),
+    ("markdown", "Let's look at the characters."),
+    ("code", "chars = sorted(list(set(text)))\nvocab_size = len(chars)  # the vocabulary\nprint(vocab_size)"),
+]
+COLAB = ("colab.research.google.com", "/drive/1JMLa53HDuA-i7ZBmqV7ZnA3c_fvtXnx-?usp=sharing")
+# The oracle reads the shown notebook's code cells (not its markdown) and writes them one after another.
+EXTRACT_CODE = r"""python3 - <<'EOF'
+import html.parser, pathlib, ssl, urllib.request
+url = "https://colab.research.google.com/drive/1JMLa53HDuA-i7ZBmqV7ZnA3c_fvtXnx-?usp=sharing"
+page = urllib.request.urlopen(url, context=ssl._create_unverified_context()).read().decode()
+class Cells(html.parser.HTMLParser):
+    def __init__(self):
+        super().__init__(); self.code, self.inside = [], False
+    def handle_starttag(self, tag, attrs):
+        if tag == "pre" and ("class", "code") in attrs:
+            self.inside = True; self.code.append("")
+    def handle_endtag(self, tag):
+        self.inside = self.inside and tag != "pre"
+    def handle_data(self, data):
+        if self.inside:
+            self.code[-1] += data
+cells = Cells(); cells.feed(page)
+pathlib.Path.home().joinpath("gpt_dev_pure_code.py").write_text("\n\n".join(cells.code) + "\n")
+EOF"""
+CHAPTERS = ["Prologue", "Freshman Orientation", "Early Buildings"]  # the last one is not downloaded yet
+RAW = "/liangjs333/4th-year-in-tsinghua-eng/main/"
+NOVELS = "~/Documents/Novels/4th\\ Year\\ in\\ Tsinghua"
+# What webext.eu's generator zips for "happy-extension 0.0.1" with a background script and a browser action.
+EXTENSION = {
+    "happy-extension/manifest.json": json.dumps(
+        {
+            "manifest_version": 2,
+            "name": "happy-extension",
+            "version": "0.0.1",
+            "description": "",
+            "icons": {"64": "icons/icon.png"},
+            "background": {"scripts": ["background_script.js"]},
+            "browser_action": {
+                "default_icon": {"64": "icons/icon.png"},
+                "default_popup": "browserAction/index.html",
+                "default_title": "happy-extension",
+            },
+        },
+        indent=2,
+    ),
+    "happy-extension/background_script.js": "// The background script\nconsole.log('background');\n",
+    "happy-extension/browserAction/index.html": "<!DOCTYPE html>\n<html><body><h1>happy-extension</h1>"
+    "<script src='script.js'></script></body></html>\n",
+    "happy-extension/browserAction/style.css": "h1 { font-size: 1.2em; }\n",
+    "happy-extension/browserAction/script.js": "document.body.dataset.ready = 'yes';\n",
+    "happy-extension/icons/icon.png": "",
+}
 REPO = {  # the stand-in of xlang-ai/instructor-embedding: a few files in folders (ls -R's order is plain)
     "readme.md": "# instructor\n",
     "setup.py": "from setuptools import setup\n",
@@ -240,6 +302,44 @@ def _repository(tmp: Path) -> tuple[Path, bytes]:
     return bare, listing
 
 
+def _colab_gold(_tmp: Path) -> dict[str, bytes]:
+    return {"gpt_dev_pure_code_gold.py": "\n".join(text for kind, text in CELLS if kind == "code").encode()}
+
+
+def _colab_page() -> str:
+    cells = "".join(
+        f"<pre class='code'>{html.escape(text)}</pre>"
+        if kind == "code"
+        else f"<div class='markdown'>{text}</div>"
+        for kind, text in CELLS
+    )
+    return f"<html><head><title>gpt-dev.ipynb - Colab</title></head><body>{cells}</body></html>"
+
+
+def _chapter(name: str) -> str:
+    return f"\\chapter{{{name}}}\n{name} of the tale, as its author wrote it.\n"
+
+
+def _chapter_files(_tmp: Path) -> dict[str, bytes]:
+    old = {f"{name}.tex": _chapter(name).encode() for name in CHAPTERS[:-1]}
+    return {".old-chapters.tar.xz": tar_of(old, "w:xz"), "real.tex": _chapter(CHAPTERS[-1]).encode()}
+
+
+def _extension_files(_tmp: Path) -> dict[str, bytes]:
+    """The generated project's gold files (the task's cloud files), as the stand-in generator writes them."""
+    names = {"background_script.js": "background_script.js", "index.html": "browserAction/index.html"}
+    names |= {"style.css": "browserAction/style.css", "script.js": "browserAction/script.js"}
+    return {gold: EXTENSION[f"happy-extension/{path}"].encode() for gold, path in names.items()}
+
+
+def _extension_zip() -> bytes:
+    data = io.BytesIO()
+    with zipfile.ZipFile(data, "w") as archive:
+        for name, text in EXTENSION.items():
+            archive.writestr(name, text)
+    return data.getvalue()
+
+
 def _convert_in_terminal() -> list[dict]:
     """Types the conversion into the gnome-terminal the setup opened, then waits for every PDF."""
     pdfs = " ".join(shlex.quote(f"{name}.pdf") for name in DOCS)
@@ -288,6 +388,45 @@ def _cases() -> dict[str, Case]:
                 )
             ],
             lambda tmp: {"log_Gold.txt": _repository(tmp)[1]},
+        ),
+        Case(
+            "multi_apps/dd60633f-2c72-42ba-8547-6f2c8cb0fdb0",
+            [web.bash(EXTRACT_CODE)],
+            _colab_gold,
+            {COLAB: _colab_page()},
+        ),
+        Case(
+            "multi_apps/788b3701-3ec9-4b67-b679-418bfa726c22",
+            # The repository lists the chapters in order; the folder lacks the last one: fetch its raw file.
+            [
+                web.bash(
+                    f"curl -sfk -o {NOVELS}/Early\\ Buildings.tex https://raw.githubusercontent.com{RAW}early_buildings.tex"
+                )
+            ],
+            _chapter_files,
+            {
+                ("raw.githubusercontent.com", f"{RAW}early_buildings.tex"): Page(
+                    _chapter(CHAPTERS[-1]), "text/plain"
+                )
+            },
+        ),
+        Case(
+            "multi_apps/74d5859f-ed66-4d3e-aa0e-93d7a592ce41",
+            # The generator's download (its form's options in the query), unzipped into ~/Projects.
+            [
+                web.bash(
+                    "curl -sfk -o /tmp/happy-extension.zip 'https://webext.eu/generate?name=happy-extension"
+                    "&version=0.0.1&background=1&browser_action=1'"
+                    " && unzip -q -o /tmp/happy-extension.zip -d ~/Projects"
+                )
+            ],
+            _extension_files,
+            {
+                (
+                    "webext.eu",
+                    "/generate?name=happy-extension&version=0.0.1&background=1&browser_action=1",
+                ): Page(_extension_zip(), "application/zip")
+            },
         ),
     ]
     return {case.task.split("/")[1][:8]: case for case in cases}
