@@ -16,21 +16,13 @@ computed here with the standard library for the day the test runs.
 
 from __future__ import annotations
 
-import base64
 import calendar
-import contextlib
 import datetime
-import hashlib
-import http.server
 import io
 import json
 import shutil
-import ssl
-import subprocess
-import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 
 import openpyxl
 import pytest
@@ -41,6 +33,7 @@ from osworld_mcp_env.tasks import TaskContext, TaskRunConfig, load_task, run_set
 from osworld_mcp_env.tasks.cache import osworld_cache_name
 from osworld_mcp_env.tasks.coverage import cache_urls
 from polling import wait_until
+from stand_in_sites import HOME, StandIn, stand_in_sites, trusting
 from task_data import OSWORLD_EXAMPLES
 
 pytestmark = [
@@ -53,7 +46,6 @@ HOSTS = ["www.macys.com", "www.ryanair.com", "www.delta.com", "www.accuweather.c
 HOSTS += ["www.qatarairways.com", "www.nba.com", "store.nba.com"]
 HOSTS += ["scholar.google.com"]
 HOSTS += ["outlook.office365.com"]  # where MBTA's booking page lives (Microsoft Bookings)
-HOME = "<html><head><title>Home</title></head><body><h1>Welcome</h1></body></html>"
 
 
 def _today() -> datetime.date:
@@ -158,53 +150,6 @@ def _tasks() -> list[WebsiteTask]:
     ]
 
 
-@dataclass(frozen=True)
-class StandIn:
-    port: int
-    spki: str  # base64 sha256 of the certificate's public key, as Chromium's flag wants it
-
-
-@contextlib.contextmanager
-def stand_in_sites(folder: Path, pages: dict[tuple[str, str], str]) -> Iterator[StandIn]:
-    """One TLS server for every host: ``pages[(host, path)]``, or a home page."""
-    key, cert = folder / "key.pem", folder / "cert.pem"
-    names = ",".join(f"DNS:{h}" for h in HOSTS)
-    request = ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=stand-in"]
-    request += ["-keyout", str(key), "-out", str(cert), "-addext", f"subjectAltName={names}"]
-    subprocess.run(["openssl", *request], check=True, capture_output=True)
-    der = ssl.PEM_cert_to_DER_cert(cert.read_text())
-    public = subprocess.run(
-        ["openssl", "x509", "-inform", "DER", "-pubkey", "-noout"], input=der, capture_output=True, check=True
-    ).stdout
-    spki = subprocess.run(
-        ["openssl", "pkey", "-pubin", "-outform", "DER"], input=public, capture_output=True, check=True
-    ).stdout
-
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            host = self.headers.get("Host", "").split(":")[0]
-            data = pages.get((host, self.path), HOME).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "text/html; charset=utf-8")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
-        def log_message(self, *args) -> None:
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    tls.load_cert_chain(cert, key)
-    server.socket = tls.wrap_socket(server.socket, server_side=True)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield StandIn(server.server_address[1], base64.b64encode(hashlib.sha256(spki).digest()).decode())
-    finally:
-        server.shutdown()
-        server.server_close()
-
-
 @pytest.fixture(scope="module")
 def tasks() -> list[WebsiteTask]:
     if _today().month == 4:
@@ -217,7 +162,7 @@ def site(tasks, tmp_path_factory) -> Iterator[StandIn]:
     pages = {(t.oracle_host or t.host, t.oracle_path): t.oracle_page for t in tasks}
     pages[("scholar.google.com", SCHOLAR)] = SCHOLAR_PAGE
     pages[("scholar.google.com", PAPER[0])] = PAPER[1]
-    with stand_in_sites(tmp_path_factory.mktemp("tls"), pages) as stand_in:
+    with stand_in_sites(tmp_path_factory.mktemp("tls"), HOSTS, pages) as stand_in:
         yield stand_in
 
 
@@ -247,18 +192,6 @@ PAPER = (
 SCHOLAR_ROW = ["Yann LeCun", "400123", "150", "380", "Deep learning", "https://hal.science/x/document"]
 
 
-def _trusting(task_json: dict, spki: str) -> dict:
-    """The task with its Chromium launch also trusting the stand-ins' certificate."""
-    for step in task_json["config"]:
-        command = step["parameters"].get("command") if step["type"] == "launch" else None
-        if isinstance(command, list) and command[0] == "google-chrome":
-            command += [
-                "--user-data-dir=/home/user/.config/chromium",
-                f"--ignore-certificate-errors-spki-list={spki}",
-            ]
-    return task_json
-
-
 def _go(desktop: LocalDesktop, url: str) -> None:
     """The oracle: the shown tab navigates to ``url`` (as the agent's last click would)."""
     shown = [t for t in devtools.tabs(desktop, wait_s=30) or () if t.visible]
@@ -275,7 +208,7 @@ def _go(desktop: LocalDesktop, url: str) -> None:
 def test_no_op_scores_0_and_the_oracle_scores_1(online, site, tasks, index, tmp_path):
     case = tasks[index]
     path = next(OSWORLD_EXAMPLES.glob(f"chrome/{case.task_id}.json"))
-    task = load_task(_trusting(json.loads(path.read_text()), site.spki))
+    task = load_task(trusting(json.loads(path.read_text()), site.spki))
     ctx = TaskContext(task.id, tmp_path)
     online.execute(["pkill", "chrome"])
     wait_until(lambda: online.execute(["pgrep", "-x", "chromium"]).returncode == 1, 60, "Chromium to exit")
@@ -292,7 +225,7 @@ def test_no_op_scores_0_and_the_oracle_scores_1(online, site, tasks, index, tmp_
 def test_scholar_task_5990457f_reads_the_site_and_the_workbook(online, site, tmp_path):
     """info_from_website clicks through the stand-in Scholar; content_from_vm_file reads the last row."""
     path = next(OSWORLD_EXAMPLES.glob("multi_apps/5990457f-*.json"))
-    task = load_task(_trusting(json.loads(path.read_text()), site.spki))
+    task = load_task(trusting(json.loads(path.read_text()), site.spki))
     [(url, name)] = cache_urls(task)
     book = openpyxl.Workbook()
     book.active.append(["Name", "Citations", "h-index", "i10-index", "Top paper", "PDF"])

@@ -9,6 +9,7 @@ those questions once, in files, so every episode starts from the same quiet stat
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import tempfile
@@ -53,6 +54,24 @@ MIME_DEFAULTS = {
 
 VLC_SETTINGS = {"qt-privacy-ask": "0", "metadata-network-access": "0", "qt-updates-notif": "0"}
 
+# Chromium's address bar searches with Google, as Chrome does on OSWorld's VM (Debian's
+# Chromium defaults to DuckDuckGo): a query typed there (task f8cfa149: "search it in
+# the Chrome browser") then lands on google.com/search?q=..., which the task checks.
+# The one pref Chromium keeps the user's default search engine in; the rest of the
+# profile Chromium makes on first start, as before.
+CHROMIUM_PREFERENCES = {
+    "default_search_provider_data": {
+        "template_url_data": {
+            "short_name": "Google",
+            "keyword": "google.com",
+            "url": "https://www.google.com/search?q={searchTerms}",
+            "favicon_url": "https://www.google.com/favicon.ico",
+            "prepopulate_id": 1,
+            "safe_for_autoreplace": True,
+        }
+    }
+}
+
 
 def registry_xcu() -> str:
     """LibreOffice's ``registrymodifications.xcu`` with :data:`LIBREOFFICE_SETTINGS`."""
@@ -76,6 +95,7 @@ def write_home(home: Path) -> None:
         ".config/mimeapps.list": "[Default Applications]\n"
         + "".join(f"{mime}={app}\n" for mime, app in MIME_DEFAULTS.items()),
         ".config/vlc/vlcrc": "[qt]\n" + "".join(f"{k}={v}\n" for k, v in VLC_SETTINGS.items()),
+        ".config/chromium/Default/Preferences": json.dumps(CHROMIUM_PREFERENCES),
     }
     for relative, text in files.items():
         path = home / relative
@@ -101,6 +121,7 @@ def ensure_home_template(root: Path, libreoffice_profile: Path | None) -> Path:
     """
     stamp = hashlib.sha1(registry_xcu().encode())
     stamp.update(repr((sorted(MIME_DEFAULTS.items()), sorted(VLC_SETTINGS.items()))).encode())
+    stamp.update(json.dumps(CHROMIUM_PREFERENCES, sort_keys=True).encode())
     stamp.update(str(libreoffice_profile).encode())
     target = root / "templates" / f"home-{stamp.hexdigest()[:12]}"
     if target.is_dir():
