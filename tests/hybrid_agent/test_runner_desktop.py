@@ -115,3 +115,33 @@ def test_the_hcu_setting_solves_calc_and_writer_through_ax_act_alone(tmp_path):
         assert "ax.act" in record.steps[0]["shown_tools"]
     channels = json.loads((out / "summary.json").read_text())["runs"][0]["channels"]
     assert channels["calls_per_channel"]["ax"] == 1.0 and channels["mean_batch_length"] > 1
+
+
+@pytest.mark.timeout(2400)
+@pytest.mark.parametrize("domain", ["calc", "writer"])
+def test_the_scripted_ax_oracle_solves_every_calc_and_writer_template_through_the_channel(tmp_path, domain):
+    # Two seeds of every template of the domain, as a user runs them: refs bound by ax.find
+    # at run time, one ax.act citing them; nothing but the ax tools and terminate.
+    from osworld_mcp_env.tasks.bundled import bundled_solution
+    from osworld_mcp_env.tasks.templates import TEMPLATES
+
+    ids = [f"{t}@{seed}" for t in TEMPLATES.names() if TEMPLATES.get(t).domain == domain for seed in (1, 2)]
+    split = tmp_path / "split.json"
+    split.write_text(json.dumps({f"libreoffice_{domain}": ids}))
+    out = tmp_path / "out"
+    command = [sys.executable, "-m", "hybrid_agent.cli", "eval", "--suite", str(split)]
+    command += ["--policy", "scripted:ax", "--setting", "hcu", "--out", str(out)]
+    subprocess.run(command, check=True, capture_output=True, timeout=2300)
+    records = {r.task_id: r for r in iter_episodes(out)}
+    assert {task: r.end["score"] for task, r in records.items()} == dict.fromkeys(ids, 1.0)
+    scripts = {task: bundled_solution(task, "ax") for task in ids}
+    for task, record in records.items():
+        names = [s["parse"]["call"]["name"] for s in record.steps]
+        assert names == [c["name"] for c in scripts[task]] and names.count("ax.act") == 1, (task, names)
+        ax_steps = [s for s in record.steps if s["parse"]["call"]["name"].startswith("ax.")]
+        assert all(s["evidence"]["exec_ok"] and s["evidence"]["error_code"] is None for s in ax_steps), task
+    channels = json.loads((out / "summary.json").read_text())["runs"][0]["channels"]
+    ax_calls = [sum(c["name"].startswith("ax.") for c in s) for s in scripts.values()]
+    batches = [len(c["arguments"]["steps"]) for s in scripts.values() for c in s if c["name"] == "ax.act"]
+    assert channels["calls_per_channel"]["ax"] == pytest.approx(sum(ax_calls) / len(ids))
+    assert channels["mean_batch_length"] == pytest.approx(sum(batches) / len(batches))

@@ -123,6 +123,38 @@ def test_scripted_tools_plays_the_tool_route_where_there_is_one():
     assert bundled_solution("calc-column-sum@2", "tools")[0]["name"] == "libreoffice_calc.set_cell_value"
 
 
+def test_scripted_ax_cites_the_refs_its_finds_were_shown_and_gives_up_without_one():
+    policy = make_policy("scripted:ax")
+    task = "writer-insert-title@2"  # find the first paragraph, then one act keyed at its ref
+
+    def call_at(step, tool_result, run=0):
+        turn = [
+            {"type": "text", "text": f"Tool result: {tool_result}"},
+            {"type": "text", "text": "Task: ..."},
+        ]
+        messages = [{"role": "user", "content": turn}] if tool_result is not None else []
+        text = policy.generate([PolicyRequest(messages, task_id=task, run=run, step=step)])[0].text
+        parsed = parse_response(text)
+        assert isinstance(parsed, ParsedAction)
+        return parsed.call
+
+    first = call_at(0, None)
+    assert (first.name, first.arguments) == (
+        "ax.find",
+        {"role": "paragraph", "text": "Dear Alice,", "limit": 1},
+    )
+    shown = 'Read: 1 match(es):\nparagraph [e37] = \'Dear Alice,\' editable\n{"refs": ["e37"]}'
+    act = call_at(1, shown)
+    assert act.name == "ax.act" and act.arguments["steps"][0] == {
+        "op": "key",
+        "ref": "e37",
+        "keys": "ctrl+Home",
+    }
+    call_at(0, None, run=1)  # another episode of the same task: its own bindings
+    gave_up = call_at(1, "Read: No element matches.", run=1)
+    assert gave_up.arguments == {"action": "terminate", "status": "failure"}
+
+
 def test_seeded_suites_resolve_to_loadable_task_files():
     every = load_suite("seeded")
     test, train = load_suite("seeded:test"), load_suite("seeded:train")

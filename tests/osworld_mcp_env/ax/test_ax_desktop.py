@@ -188,6 +188,51 @@ def test_a_worker_killed_mid_batch_is_an_error_value_and_the_next_call_and_reset
     assert "Calc" in observe(env, max_lines=5).splitlines()[0]
 
 
+def test_libreoffice_killed_mid_batch_stops_it_with_an_error_value_and_the_next_reset_is_clean(env):
+    env.reset(options={"task": "calc-sum-column"})
+    observe(env)
+    desktop = env.unwrapped._episode.desktop
+    assert desktop.execute(["pgrep", "-x", "soffice.bin"]).output.split()
+    stepped, killed = threading.Event(), []
+
+    def kill_the_office_once_the_batch_opened_its_dialog() -> None:
+        # The batch's first step opens the Save dialog: once that window shows, the batch runs.
+        while not stepped.wait(0.1):
+            if any(w.title == "Save" for w in desktop.windows()):
+                for pid in desktop.execute(["pgrep", "-x", "soffice.bin"]).output.split():
+                    desktop.execute(["kill", "-9", pid])
+                    killed.append(pid)
+
+    killer = threading.Thread(target=kill_the_office_once_the_batch_opened_its_dialog)
+    killer.start()
+    started = time.monotonic()
+    try:
+        text, info = step(
+            env,
+            "ax.act",
+            steps=[
+                {"op": "key", "keys": "ctrl+shift+s"},
+                {"wait": "window", "name": "Save", "timeout_s": 20},
+                {"wait": "query", "name": "never there", "timeout_s": 40},
+                {"op": "key", "keys": "Escape"},
+            ],
+        )
+    finally:
+        stepped.set()
+        killer.join()
+    elapsed = time.monotonic() - started
+    assert killed, "the Save window never showed: the office was not killed mid-batch"
+    error = info["error"]
+    assert error["code"] == "desktop_error" and "exited" in error["message"], error
+    assert error["stopped_at"] in (1, 2) and error["input_events_emitted"] is False, error
+    assert error["completed"] == error["stopped_at"]  # the steps before it ran, the Escape never did
+    assert "(no input was emitted" in text, text
+    assert elapsed < 40, "the batch waited out its wait instead of stopping when the office exited"
+    _obs, info = env.reset(options={"task": "calc-sum-column"})
+    assert "error" not in info
+    assert "Calc" in observe(env, max_lines=5).splitlines()[0]
+
+
 def test_ax_tools_are_not_offered_or_callable_without_the_option(make_env):
     env = make_env()
     _obs, info = env.reset(options={"task": "calc-sum-column"})

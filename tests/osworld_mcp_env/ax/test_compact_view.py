@@ -98,3 +98,12 @@ def test_a_screen_full_of_cells_prints_sixty_and_counts_the_rest():
     view = render([rec("e1", "frame", "S", children=["e40"], ops=[]), table, *cells], "e1")
     assert "A60[e159]=59" in view and "A61[" not in view and "… 440 more cells" in view
     assert len(view) < 1500
+
+
+def test_a_cell_address_finds_that_cell_only_and_other_names_match_by_part():
+    from osworld_mcp_env.ax.worker import _matches
+
+    b1, b10 = (rec(f"e{n}", "table cell", a, cell=a) for n, a in ((2, "B1"), (3, "B10")))
+    assert [r.cell for r in (b1, b10) if _matches(r, {"name": "b1"})] == ["B1"]  # not B10 too
+    assert _matches(rec("e4", "push button", "Bold"), {"name": "bol"})
+    assert not _matches(rec("e5", "push button", "B1 tab"), {"name": "B2"})

@@ -2,9 +2,11 @@
 
 ``scripted`` (= ``scripted:oracle``) plays each task's GUI oracle, ``scripted:wrong`` its
 near miss (scores < 1), ``scripted:tools`` its MCP-tool oracle where the task is
-tool-reachable and the GUI oracle elsewhere, ``scripted:ax`` its oracle through ``ax.act``
-alone (an env with ``ax_tools=True``; the bundled Calc and Writer tasks); all from
-``bundled_solution``. The text goes through
+tool-reachable and the GUI oracle elsewhere, ``scripted:ax`` its oracle through the ``ax``
+tools alone (an env with ``ax_tools=True``; the bundled Calc and Writer tasks and templates);
+all from ``bundled_solution``. An ``ax`` script's ``ax.find`` binds a name to the first ref
+its result shows the policy, and later ``ax.act`` steps cite it (``$name``), so refs are
+read at run time as a model reads them. The text goes through
 the same parser, retrieval check and env as a model's, so the whole stack runs
 without a model. Coordinates are screen pixels (``coordinates = absolute_screen``).
 """
@@ -16,17 +18,28 @@ from collections.abc import Sequence
 from typing import Any
 
 from osworld_mcp_env.errors import TaskNotFound
+from osworld_mcp_env.tasks.ax_script import RefBindings, UnboundRef
 from osworld_mcp_env.tasks.bundled import bundled_solution
 
 from hybrid_agent.context import call_summary
 from hybrid_agent.coords import CoordinatePolicy
 from hybrid_agent.errors import ConfigError
+from hybrid_agent.messages import Message
 from hybrid_agent.policies.base import Generation, PolicyOptions, PolicyRequest, register_policy
 from hybrid_agent.tokens import estimate_input_tokens
 from hybrid_agent.trajectory import Call
 
 GIVE_UP = {"name": "computer_use", "arguments": {"action": "terminate", "status": "failure"}}
 VARIANTS = ("oracle", "wrong", "tools", "ax")
+RESULT_MARKERS = ("Tool result: ", "CLI output:")
+
+
+def last_tool_result(messages: Sequence[Message]) -> str:
+    """The relayed result of the previous call, as the current user turn shows it ("" when none)."""
+    if not messages or messages[-1]["role"] != "user" or not isinstance(messages[-1]["content"], list):
+        return ""
+    texts = [part["text"] for part in messages[-1]["content"] if part["type"] == "text"]
+    return next((t for t in reversed(texts) if t.startswith(RESULT_MARKERS)), "")
 
 
 def render_call(call: dict[str, Any]) -> str:
@@ -49,6 +62,7 @@ class ScriptedPolicy:
         self.variant = variant
         self.name = f"scripted:{variant}"
         self._scripts: dict[str, list[dict[str, Any]]] = {}
+        self._bindings: dict[tuple[str, int], RefBindings] = {}
 
     def script(self, task_id: str) -> list[dict[str, Any]]:
         """The action list of a task (cached)."""
@@ -65,8 +79,7 @@ class ScriptedPolicy:
         """The ``step``-th scripted action of each request's task."""
         out = []
         for request in requests:
-            script = self.script(request.task_id)
-            call = script[request.step] if request.step < len(script) else GIVE_UP
+            call = self._next_call(request)
             text = render_call(call)
             out.append(
                 Generation(
@@ -77,6 +90,26 @@ class ScriptedPolicy:
                 )
             )
         return out
+
+    def _next_call(self, request: PolicyRequest) -> dict[str, Any]:
+        """The step's call with its bound names replaced by refs.
+
+        Past the script's end, or where a cited ref was never shown, the policy gives up.
+        """
+        script = self.script(request.task_id)
+        episode = (request.task_id, request.run)
+        if request.step == 0:
+            self._bindings[episode] = RefBindings()
+        bindings = self._bindings.setdefault(episode, RefBindings())
+        if 0 < request.step <= len(script):
+            bindings.record(script[request.step - 1], last_tool_result(request.messages))
+        if request.step >= len(script):
+            self._bindings.pop(episode, None)
+            return GIVE_UP
+        try:
+            return bindings.resolve(script[request.step])
+        except UnboundRef:
+            return GIVE_UP
 
 
 @register_policy("scripted")

@@ -5,6 +5,10 @@ input (``{"wait": "window", "name": "Save As"}``). Waits poll the worker until t
 holds; all waits of one batch share :data:`WAIT_BUDGET_S` (and what is left of the caller's
 deadline). The first failure stops the batch: the result names the step (``stopped_at``, from 0),
 the steps completed before it with their evidence, and whether the failed step emitted input.
+A batch keeps to the application whose window had the focus when it began: once that
+application has no window left (it exited, was killed), a wait stops within
+:data:`CONTINUITY_S` and a later key or typing is not sent (``desktop_error``), instead of
+waiting out its timeout or typing into whatever has the focus now.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ DEFAULT_WAIT_S = 10.0
 STABLE_MS = 300.0
 POLL_S = 0.1
 REQUEST_S = 15.0  # one worker request (an operation, a probe) may take this long
+CONTINUITY_S = 0.5  # how often a wait re-checks that the batch's application still has a window
 PRECONDITION_CODES = frozenset(
     {FailureCode.STALE_ELEMENT_REF, FailureCode.AMBIGUOUS_TARGET, FailureCode.UNSUPPORTED_OPERATION}
 )
@@ -184,6 +189,7 @@ class BatchRunner:
         self.end = self.started + max(0.0, total)
         self.wait_left = max(0.0, total)
         self.generation: int | None = None  # the worker's, once the batch's first request started it
+        self.app: tuple[int, int, str] | None = None  # (pid, start, window name) focused at the start
 
     def run(self, steps: list[Step]) -> BatchResult:
         """Runs the steps in order until one fails."""
@@ -191,7 +197,13 @@ class BatchRunner:
         before = self._windows()
         for i, step in enumerate(steps):
             try:
-                evidence = self._wait(step) if step.wait is not None else self._op(step)
+                gone = self._app_gone() if step.wait is None and step.ref is None else None
+                if gone is not None:  # a key or typing would go to whatever has the focus now
+                    evidence = {
+                        "failure": _error(DESKTOP_ERROR, f"{step.describe()}: {gone}", False, "precondition")
+                    }
+                else:
+                    evidence = self._wait(step) if step.wait is not None else self._op(step)
             except WorkerFault as exc:
                 emitted = None if exc.sent and step.op is not None else False
                 result.stopped_at = i
@@ -250,8 +262,15 @@ class BatchRunner:
         stable_since: float | None = None
         last_sig: Any = None
         met: Any = None
+        gone: str | None = None
+        checked = started
         while True:
             now = self.clock()
+            if now - checked >= CONTINUITY_S:
+                checked = now
+                gone = self._app_gone()
+                if gone is not None:
+                    break
             value = check()
             if step.wait is WaitKind.STABLE:
                 if value != last_sig or stable_since is None:
@@ -267,6 +286,8 @@ class BatchRunner:
             time.sleep(min(POLL_S, max(0.0, allowed - (now - started))))
         spent = self.clock() - started
         self.wait_left -= spent
+        if gone is not None:
+            return {"failure": _error(DESKTOP_ERROR, f"{step.describe()}: {gone}", False, "wait")}
         if met:
             found = met if isinstance(met, str) else None
             return {
@@ -333,7 +354,13 @@ class BatchRunner:
     # --- windows ----------------------------------------------------------------
     def _window_records(self) -> list[Record] | None:
         reply = self._request({"cmd": "windows"}, self._request_s())
-        return _records(reply.get("records")) if reply["ok"] else None
+        if not reply["ok"]:
+            return None
+        records = _records(reply.get("records"))
+        if self.app is None:  # the first listing: the batch keeps to the focused window's application
+            focused = next((r for r in records if r.ref == reply.get("focused")), None)
+            self.app = None if focused is None else (focused.pid, focused.start, focused.name)
+        return records
 
     def _windows(self) -> dict[str, Record] | None:
         try:
@@ -341,6 +368,16 @@ class BatchRunner:
         except WorkerFault:
             return None
         return None if records is None else {r.ref: r for r in records}
+
+    def _app_gone(self) -> str | None:
+        """Why the batch's application is gone (no window of its process left), None while it is not."""
+        if self.app is None:
+            return None
+        records = self._window_records()
+        pid, start, name = self.app
+        if records is None or any(r.pid == pid and r.start == start for r in records):
+            return None
+        return f"the application of {name[:80]!r} (pid {pid}) has no window left: it exited or was closed"
 
     def _request(self, payload: dict[str, Any], timeout_s: float) -> dict[str, Any]:
         """One request to the worker this batch started with; a worker that died since fails it."""

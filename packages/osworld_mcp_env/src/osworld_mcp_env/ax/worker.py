@@ -686,7 +686,11 @@ def _matches(rec: Record, query: dict[str, Any]) -> bool:
     role, name, text, state = (query.get(k) for k in ("role", "name", "text", "state"))
     if role and rec.role != str(role).lower():
         return False
-    if name and str(name).lower() not in rec.name.lower() and (rec.cell or "").lower() != str(name).lower():
+    if name and rec.cell is not None and parse_cell(str(name)) is not None:
+        # An address names one cell: B1 must not find B10, which holds "b1" in its name.
+        if rec.cell.lower() != str(name).strip().lower():
+            return False
+    elif name and str(name).lower() not in rec.name.lower():
         return False
     if (
         text

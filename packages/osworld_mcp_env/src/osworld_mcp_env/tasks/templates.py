@@ -3,7 +3,8 @@
 A template turns ``random.Random(seed)`` into an :class:`Instance`: an OSWorld task
 dict, the input files the desktop gets, the gold files the evaluator compares
 against, and scripted solutions (GUI-only oracle, MCP-tool oracle where the task is
-tool-reachable, and a plausible near miss). Data, wording and file names vary with
+tool-reachable, an ``ax`` oracle where the accessibility channel reaches it, and a
+plausible near miss). Data, wording and file names vary with
 the seed; the same seed gives byte-identical files, so RL can draw fresh instances
 while evaluation pins one.
 
@@ -51,6 +52,9 @@ class Instance:
         tools: The MCP-tool oracle, or None when the task is not tool-reachable.
         near_miss: A plausible wrong answer (must score < 1).
         gui_note: How the GUI oracle works where it is not plain keyboard/mouse input.
+        ax: The oracle through the semantic channel alone (``ax.find`` binds refs, ``ax.act``
+            acts on them; :mod:`osworld_mcp_env.tasks.ax_script`), or None where the
+            accessibility interface does not reach the task.
     """
 
     task: dict[str, Any]
@@ -60,6 +64,7 @@ class Instance:
     tools: list[Call] | None
     near_miss: list[Call]
     gui_note: str = ""
+    ax: list[Call] | None = None
 
 
 @dataclass(frozen=True)

@@ -93,9 +93,11 @@ def bundled_solution(task_id: str, variant: SolutionVariant = "oracle") -> list[
     """The scripted action list of a bundled task or template instance (``<template>@<seed>``).
 
     ``"oracle"``: GUI actions only (scores 1); ``"wrong"``: a near miss (scores < 1);
-    ``"tools"``: the MCP-tool oracle (scores 1); ``"ax"``: the oracle through ``ax.act`` alone
-    (the env needs ``ax_tools=True``; bundled Calc and Writer tasks only). GUI calls are in
-    pixels of a 1920x1080 screen.
+    ``"tools"``: the MCP-tool oracle (scores 1); ``"ax"``: the oracle through the ``ax`` tools
+    alone (the env needs ``ax_tools=True``; the bundled Calc and Writer tasks and the Calc and
+    Writer templates; a template's ``ax.find`` calls bind refs that its ``ax.act`` cites as
+    ``$name``, resolved at run time by :class:`~osworld_mcp_env.tasks.ax_script.RefBindings`).
+    GUI calls are in pixels of a 1920x1080 screen.
 
     Raises:
         TaskNotFound: No bundled task, no such variant, or no tool route for this task.
@@ -105,11 +107,16 @@ def bundled_solution(task_id: str, variant: SolutionVariant = "oracle") -> list[
     if task_id not in GENERATORS:
         template_id, seed = parse_instance_id(task_id)
         instance = instantiate(template_id, seed)
-        if variant == "ax":
-            raise TaskNotFound(f"Task {task_id!r} has no 'ax' solution (templates have none yet).")
-        script = {"oracle": instance.gui, "wrong": instance.near_miss, "tools": instance.tools}[variant]
+        scripts = {
+            "oracle": instance.gui,
+            "wrong": instance.near_miss,
+            "tools": instance.tools,
+            "ax": instance.ax,
+        }
+        script = scripts[variant]
         if script is None:
-            raise TaskNotFound(f"Task {task_id!r} is not tool-reachable: it has no 'tools' solution.")
+            why = "is not tool-reachable" if variant == "tools" else "is not reached by the ax channel alone"
+            raise TaskNotFound(f"Task {task_id!r} {why}: it has no {variant!r} solution.")
         return script
     path = resources.files(__name__) / "solutions" / f"{task_id}.json"
     if not path.is_file():

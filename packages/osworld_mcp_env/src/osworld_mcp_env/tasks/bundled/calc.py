@@ -3,6 +3,8 @@
 GUI oracles are keyboard only: arrow keys move from the cell the script knows the
 cursor is on (A1 when the file opens) to the target cell, the entries are typed, each
 ending with Return (the cursor goes down), and ``ctrl+s`` saves (xlsx, no dialog).
+``ax`` oracles find every target cell by its address (``ax.find(name="D3")``), then one
+``ax.act`` sets each cell's text on its ref and saves.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import statistics
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from osworld_mcp_env.tasks import ax_script
 from osworld_mcp_env.tasks.bundled.files import xlsx
 from osworld_mcp_env.tasks.bundled.office import idle_postconfig, open_document
 from osworld_mcp_env.tasks.templates import (
@@ -79,6 +82,16 @@ def calc_instance(
             cursor = (position(cell)[0], position(cell)[1] + len(values))
         return calls + SAVE + [DONE]
 
+    def ax_oracle(cells: dict[str, list[str]]) -> list[Call]:
+        targets = {
+            f"{cell[0]}{position(cell)[1] + i}": value
+            for cell, values in cells.items()
+            for i, value in enumerate(values)
+        }
+        finds = [ax_script.find(target, role="table cell", name=target) for target in targets]
+        sets = [ax_script.op("set_text", target, text=value) for target, value in targets.items()]
+        return [*finds, ax_script.act(*sets, ax_script.op("key", keys="ctrl+s")), DONE]
+
     task = task_dict(
         task_id,
         "libreoffice_calc",
@@ -100,6 +113,7 @@ def calc_instance(
         gui=script(entries),
         tools=None if tools is None else [*tools, SAVE_TOOL, DONE],
         near_miss=script(wrong),
+        ax=ax_oracle(entries),
     )
 
 

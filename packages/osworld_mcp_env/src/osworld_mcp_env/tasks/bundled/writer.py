@@ -2,14 +2,19 @@
 
 GUI oracles are keyboard only: the find toolbar (``ctrl+f``, Return selects the next
 match, Escape leaves it selected in the text) then typing over the selection;
-``ctrl+s`` saves (docx, no dialog).
+``ctrl+s`` saves (docx, no dialog). ``ax`` oracles find each paragraph to change by its
+text (``ax.find(role="paragraph", text=...)``), then one ``ax.act`` rewrites it through
+its EditableText (``set_text``), or, where a paragraph break is made or removed (which
+a paragraph's own text cannot hold), sends keys to its ref; then saves.
 """
 
 from __future__ import annotations
 
 import random
 import re
+from typing import Any
 
+from osworld_mcp_env.tasks import ax_script
 from osworld_mcp_env.tasks.bundled.files import docx_bytes
 from osworld_mcp_env.tasks.bundled.office import idle_postconfig, open_document
 from osworld_mcp_env.tasks.templates import (
@@ -41,6 +46,22 @@ def find_and_type(search: str, replacement: str, times: int = 1) -> list[Call]:
     return calls
 
 
+AxRoute = tuple[list[Call], list[dict[str, Any]]]
+"""An ``ax`` oracle's finds (each binding a ref to a name) and the steps of its one ``ax.act``."""
+
+
+def rewrite_paragraphs(paragraphs: list[str], gold: list[str]) -> AxRoute:
+    """The ``ax`` route of an edit inside paragraphs: each changed paragraph's text set whole."""
+    changed = [(i, new) for i, (old, new) in enumerate(zip(paragraphs, gold, strict=True)) if old != new]
+    finds = [ax_script.find(f"p{i}", role="paragraph", text=paragraphs[i]) for i, _ in changed]
+    return finds, [ax_script.op("set_text", f"p{i}", text=new) for i, new in changed]
+
+
+def keys_at_paragraph(paragraph: str, *steps: dict[str, Any]) -> AxRoute:
+    """The ``ax`` route of a paragraph break: ``steps`` (keys, typing) at the paragraph's ref ``p``."""
+    return [ax_script.find("p", role="paragraph", text=paragraph)], list(steps)
+
+
 def writer_doc(
     task_id: str,
     rng: random.Random,
@@ -51,6 +72,7 @@ def writer_doc(
     wrong: list[Call],
     tools: list[Call] | None,
     paragraph_breaks: bool = False,
+    ax: AxRoute | None = None,
 ) -> Instance:
     """A Writer task on ``<stem>.docx``; ``instruction`` may use ``{file}``.
 
@@ -58,10 +80,14 @@ def writer_doc(
     check compares paragraph by paragraph (``ignore_blanks: false``); by OSWorld's
     default, ``compare_docx_files`` compares the whitespace-collapsed text, in which
     a paragraph break and a space are the same.
+
+    ``ax``: the ``ax`` oracle's route, its act saving at the end; default: each changed
+    paragraph rewritten (:func:`rewrite_paragraphs`), for edits that keep the paragraphs.
     """
     name = f"{file_stem(rng)}.docx"
     path = f"{HOME}/{name}"
     gold_name = name.replace(".docx", "_gold.docx")
+    finds, steps = ax or rewrite_paragraphs(paragraphs, gold)
     task = task_dict(
         task_id,
         "libreoffice_writer",
@@ -83,6 +109,7 @@ def writer_doc(
         gui=[*gui, *SAVE, DONE],
         tools=None if tools is None else [*tools, SAVE_TOOL, DONE],
         near_miss=[*wrong, *SAVE, DONE],
+        ax=[*finds, ax_script.act(*steps, ax_script.op("key", keys="ctrl+s")), DONE],
     )
 
 
@@ -243,7 +270,12 @@ def append_paragraph(rng: random.Random, task_id: str) -> Instance:
     instruction = f'Add a new last paragraph to {{file}} that contains only the name "{signer}".'
     gui = [key("ctrl", "End"), type_text(f"\n{signer}")]
     wrong = [key("ctrl", "End"), type_text(f" {signer}")]
-    return writer_doc(task_id, rng, instruction, paragraphs, gold, gui, wrong, None, paragraph_breaks=True)
+    ax = keys_at_paragraph(
+        paragraphs[-1], ax_script.op("key", "p", keys="ctrl+End"), ax_script.op("type", text=f"\n{signer}")
+    )
+    return writer_doc(
+        task_id, rng, instruction, paragraphs, gold, gui, wrong, None, paragraph_breaks=True, ax=ax
+    )
 
 
 @register_template("writer-insert-title", "writer", tools=False)
@@ -255,7 +287,12 @@ def insert_title(rng: random.Random, task_id: str) -> Instance:
     instruction = f'Insert a new first paragraph "{title}" at the top of {{file}}, above the existing text.'
     gui = [key("ctrl", "Home"), type_text(f"{title}\n")]
     wrong = [key("ctrl", "Home"), type_text(f"{title} ")]
-    return writer_doc(task_id, rng, instruction, paragraphs, gold, gui, wrong, None, paragraph_breaks=True)
+    ax = keys_at_paragraph(
+        paragraphs[0], ax_script.op("key", "p", keys="ctrl+Home"), ax_script.op("type", text=f"{title}\n")
+    )
+    return writer_doc(
+        task_id, rng, instruction, paragraphs, gold, gui, wrong, None, paragraph_breaks=True, ax=ax
+    )
 
 
 @register_template("writer-delete-paragraph", "writer", tools=False)
@@ -267,4 +304,10 @@ def delete_paragraph(rng: random.Random, task_id: str) -> Instance:
     instruction = f'Delete the paragraph "{target}" from {{file}} (no empty line may remain).'
     gui = [*find_and_type(target, ""), key("Delete")]
     wrong = find_and_type(target, "")
-    return writer_doc(task_id, rng, instruction, paragraphs, gold, gui, wrong, None, paragraph_breaks=True)
+    # Emptied through its text, the paragraph then takes Delete at its only offset: the break goes.
+    ax = keys_at_paragraph(
+        target, ax_script.op("set_text", "p", text=""), ax_script.op("key", "p", keys="Delete")
+    )
+    return writer_doc(
+        task_id, rng, instruction, paragraphs, gold, gui, wrong, None, paragraph_breaks=True, ax=ax
+    )
