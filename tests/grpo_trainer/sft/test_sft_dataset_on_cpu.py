@@ -18,6 +18,7 @@ from grpo_trainer.sft.settings import SFTSettings
 from hybrid_agent.adapters import get_adapter
 from hybrid_agent.agent_loop import AgentConfig
 from hybrid_agent.recorder import EpisodeWriter, read_episode
+from hybrid_agent.report.osworld import export_osworld
 from hybrid_agent.trajectory import Evidence
 from sft_setup import record_toy_run, rewrite_step, toy_catalog
 from tiny_vlm import tiny_vlm_policy
@@ -137,3 +138,28 @@ def test_a_several_call_reply_is_rebuilt_with_its_further_calls_and_their_result
     assert [e.call.arguments["command"] for e in episode.steps[0].executed] == ["ls", "pwd"]
     assert episode.steps[1].tool_result_parts == ("a", "/home")
     assert episode.instruction == "list"
+
+
+def test_the_osworld_export_of_a_run_gives_the_same_samples(policy, run_dir, tmp_path):
+    export = export_osworld(run_dir, tmp_path / "results")
+    assert export.tasks == 4
+    recorded, exported = dataset(policy, run_dir), dataset(policy, tmp_path / "results")
+    counts = ("episodes", "trajectories", "samples", "dropped", "unexecuted", "tokens", "current_tokens")
+    assert [getattr(exported.summary, c) for c in counts] == [getattr(recorded.summary, c) for c in counts]
+    assert len(exported) == 9
+    fields = ("task_id", "run", "step", "prompt_ids", "response_ids", "visual_tokens")
+    assert [[getattr(s, f) for f in fields] for s in exported.samples] == [
+        [getattr(s, f) for f in fields] for s in recorded.samples
+    ]
+    # Re-rendered from the exported folder (its frames, its traj.jsonl), pixels included.
+    prompt = exported.prompt(5)
+    assert list(prompt) == recorded.samples[5].prompt_ids and len(prompt.images) == 3
+
+
+def test_a_tree_without_the_exports_episode_file_is_refused(policy, run_dir, tmp_path):
+    export_osworld(run_dir, tmp_path / "results")
+    next((tmp_path / "results").rglob("episode.json")).unlink()
+    with pytest.raises(DatasetError, match=r"has no episode\.json"):
+        dataset(policy, tmp_path / "results")
+    with pytest.raises(DatasetError, match="neither a run directory"):
+        dataset(policy, tmp_path / "empty")

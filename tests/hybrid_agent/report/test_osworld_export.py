@@ -13,7 +13,13 @@ from hybrid_agent.cli import main
 from hybrid_agent.policies.scripted import ScriptedPolicy
 from hybrid_agent.recorder import EPISODES, EpisodeWriter, check_run_config, iter_episodes, write_suite
 from hybrid_agent.report import write_report
-from hybrid_agent.report.osworld import export_osworld, find_trees, format_summary, trees_from_run
+from hybrid_agent.report.osworld import (
+    export_osworld,
+    find_trees,
+    format_summary,
+    read_exported,
+    trees_from_run,
+)
 from hybrid_agent.report.summary import summarize_run
 from hybrid_agent.runner import RunConfig, Runner
 from hybrid_agent.suite import load_suite
@@ -103,9 +109,35 @@ def test_the_export_has_osworlds_layout_and_trajectory_lines(tmp_path):
     after = run_dir / EPISODES / "calc-a__run0" / "step_001.png"
     assert (task / lines[0]["screenshot_file"]).read_bytes() == after.read_bytes()
     assert lines[2]["screenshot_file"] is None
-    assert sorted(p.name for p in task.glob("*.png")) == sorted(line["screenshot_file"] for line in lines[:2])
+    # Besides OSWorld's after-frames: step_0, the frame the model saw first (read back for training).
+    initial = f"step_0_{lines[0]['action_timestamp']}.png"
+    pngs = sorted(line["screenshot_file"] for line in lines[:2])
+    assert sorted(p.name for p in task.glob("*.png")) == sorted([initial, *pngs])
+    episode = json.loads((task / "episode.json").read_text())
+    assert episode["initial_screenshot"] == initial and episode["end"]["score"] == 1.0
     errored = tmp_path / "results" / "run1" / export.target / "libreoffice_calc" / "calc-b"
     assert not (errored / "result.txt").exists() and json.loads((errored / "error.json").read_text())["type"]
+
+
+def test_the_export_reads_back_as_the_records_it_was_written_from(tmp_path):
+    run_dir = recorded_run(tmp_path)
+    export_osworld(run_dir, tmp_path / "results")
+    read = {(e.record.task_id, e.record.run): e for e in read_exported(tmp_path / "results")}
+    records = list(iter_episodes(run_dir))
+    assert sorted(read) == sorted((r.task_id, r.run) for r in records)
+    for original in records:
+        back = read[(original.task_id, original.run)]
+        assert (back.record.header, back.record.end) == (original.header, original.end)
+        assert len(back.record.steps) == len(original.steps)
+        for step, again in zip(original.steps, back.record.steps, strict=True):
+            assert (again["step"], again["action"], again["parse"]["call"]) == (
+                step["step"],
+                step["action"],
+                step["parse"]["call"],
+            )
+            # The frame the model saw at each step, first one included, is the recorded one.
+            seen = (back.frames / again["screenshot"]).read_bytes()
+            assert seen == (run_dir / EPISODES / step["screenshot"]).read_bytes()
 
 
 def test_show_result_over_the_export_gives_table2s_accuracy(tmp_path, capsys):

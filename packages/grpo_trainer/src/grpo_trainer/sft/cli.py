@@ -22,7 +22,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     config = load_config(args.config)
     if not config.sft.runs:
-        parser.error("[sft] runs is empty: name the run directories (hybrid-agent eval --out) to learn from")
+        parser.error(
+            "[sft] runs is empty: name the run directories (hybrid-agent eval --out) or "
+            "exported OSWorld trees to learn from"
+        )
     from grpo_trainer.hf_policy import HFTrainablePolicy
     from grpo_trainer.policy_loading import build_policy
     from grpo_trainer.sft.dataset import SFTDataset

@@ -2,7 +2,9 @@
 
 A run directory of ``hybrid-agent eval`` holds, per step, the frame the model saw, the
 tool result relayed to it, its reply, the call the env executed and the evidence
-(:mod:`hybrid_agent.recorder`). For step ``t`` of a successful episode the sample is
+(:mod:`hybrid_agent.recorder`); an OSWorld result tree written by ``hybrid-agent
+export-osworld`` holds the same (:func:`hybrid_agent.report.osworld.read_exported`) and gives
+the same samples. For step ``t`` of a successful episode the sample is
 the context of step ``t`` (the steps before it, the current frame, the instruction,
 the tools shown) rendered by the agent loop's own context builder and adapter under
 the SFT context rule (:data:`grpo_trainer.sft.settings.SFT_CONTEXT`), encoded by the
@@ -25,7 +27,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -34,9 +36,11 @@ from hybrid_agent.adapters.base import ModelAdapter
 from hybrid_agent.agent_loop import AgentConfig, AgentLoop
 from hybrid_agent.context import ContextConfig, build_context, call_summary
 from hybrid_agent.coords import POINT_ARGUMENTS, to_model
+from hybrid_agent.errors import ConfigError
 from hybrid_agent.messages import Message
 from hybrid_agent.parse import extract_action_line, split_think
 from hybrid_agent.recorder import EPISODES, EpisodeRecord, iter_episodes, read_episode, read_run_config
+from hybrid_agent.report.osworld import TRAJECTORY, read_exported
 from hybrid_agent.suite import load_suite
 from hybrid_agent.toolset import ToolSpec, served_tools
 from hybrid_agent.trajectory import Call, Evidence, Executed, Frame, Observation, Step
@@ -233,12 +237,17 @@ def _response(text: str, recorded: Call, call: Call) -> str:
 
 
 def rebuild_episode(
-    record: EpisodeRecord, run_dir: Path, adapter: ModelAdapter, catalog: Mapping[str, ToolSpec]
+    record: EpisodeRecord,
+    run_dir: Path,
+    adapter: ModelAdapter,
+    catalog: Mapping[str, ToolSpec],
+    frames: Path | None = None,
 ) -> tuple[RecordedEpisode, int]:
     """The executed steps of ``record`` for ``adapter``, and how many replies executed nothing.
 
     ``catalog`` gives the specs of the tools each step names as shown (:func:`served_catalog`
-    for the desktop env).
+    for the desktop env); ``frames`` is the folder the steps' screenshot paths are relative to
+    (default: the run directory's ``episodes/``).
 
     Raises:
         DatasetError: A frame is missing, the record's family differs from the adapter's, or its
@@ -256,6 +265,7 @@ def rebuild_episode(
             f"{record.path} holds coordinates in {record.header.get('coordinates')!r}; the {adapter.name!r} "
             f"family ({adapter.coordinates.policy}) shows past replies as written: they cannot be converted."
         )
+    frames = frames if frames is not None else run_dir / EPISODES
     steps, tools, unexecuted = [], [], 0
     for line in record.steps:
         parse = line.get("parse") or {}
@@ -266,7 +276,7 @@ def rebuild_episode(
             raise DatasetError(
                 f"{record.path} step {line['step']} has no screenshot (run without --no-screenshots)."
             )
-        frame = _frame(str(run_dir / EPISODES / line["screenshot"]))
+        frame = _frame(str(frames / line["screenshot"]))
         recorded = _written(parse)
         call = _converted(line, recorded, frame.size, adapter) if not same_space else recorded
         evidence = Evidence(**line["evidence"]) if line.get("evidence") else None
@@ -330,6 +340,28 @@ def image_token_runs(ids: Sequence[int], image_token: int) -> tuple[int, ...]:
     return tuple(runs)
 
 
+def _episodes_of(source: Path) -> Iterator[tuple[EpisodeRecord, Path]]:
+    """The finished records of a run directory or an exported OSWorld tree, each with its frames' folder.
+
+    Raises:
+        DatasetError: ``source`` is neither.
+    """
+    if (source / EPISODES).is_dir():
+        for record in iter_episodes(source):
+            yield record, source / EPISODES
+    elif source.is_dir() and next(source.rglob(TRAJECTORY), None) is not None:
+        try:
+            for exported in read_exported(source):
+                yield exported.record, exported.frames
+        except ConfigError as error:
+            raise DatasetError(str(error)) from error
+    else:
+        raise DatasetError(
+            f"{source} is neither a run directory of hybrid-agent eval (no {EPISODES}/) nor an OSWorld "
+            f"result tree of hybrid-agent export-osworld (no {TRAJECTORY})."
+        )
+
+
 class SFTDataset:
     """The samples of some run directories for one policy, agent config and ``[sft]`` settings."""
 
@@ -360,31 +392,33 @@ class SFTDataset:
         self.image_token = image_token
         self.samples: list[SFTSample] = []
         self.summary = DatasetSummary()
-        self._episodes: dict[Path, Path] = {}  # record -> its run directory
+        self._episodes: dict[Path, tuple[Path, Path]] = {}  # record -> its run directory, its frames
         # Samples of one episode are rendered together in order, so a few rebuilt episodes suffice.
         self._episode = functools.lru_cache(maxsize=4)(self._rebuild)
 
     def add_runs(self, run_dirs: Iterable[str | Path]) -> DatasetSummary:
-        """Renders, encodes and counts the samples of every successful episode of ``run_dirs``."""
+        """Renders, encodes and counts the samples of every successful episode of ``run_dirs``.
+
+        Each is a run directory of ``hybrid-agent eval`` or an OSWorld result tree that
+        ``hybrid-agent export-osworld`` wrote (its ``traj.jsonl`` folders).
+        """
         for run_dir in map(Path, run_dirs):
-            if not (run_dir / EPISODES).is_dir():
-                raise DatasetError(f"{run_dir} is not a run directory of hybrid-agent eval (no {EPISODES}/).")
-            for record in iter_episodes(run_dir):
+            for record, frames in _episodes_of(run_dir):
                 self.summary.episodes += 1
                 if not self._successful(record):
                     continue
                 self.summary.trajectories += 1
-                self._add_episode(record, run_dir)
+                self._add_episode(record, run_dir, frames)
         return self.summary
 
     def _successful(self, record: EpisodeRecord) -> bool:
         score = record.end.get("score")
         return record.end.get("error") is None and score is not None and score >= self.settings.min_score
 
-    def _add_episode(self, record: EpisodeRecord, run_dir: Path) -> None:
-        episode, unexecuted = rebuild_episode(record, run_dir, self.adapter, self.catalog)
+    def _add_episode(self, record: EpisodeRecord, run_dir: Path, frames: Path) -> None:
+        episode, unexecuted = rebuild_episode(record, run_dir, self.adapter, self.catalog, frames)
         self.summary.unexecuted += unexecuted
-        self._episodes[record.path] = run_dir
+        self._episodes[record.path] = (run_dir, frames)
         for t, step in enumerate(episode.steps):
             messages = episode.context(t, self.context)
             prompt = self.encoder.encode(messages)
@@ -402,7 +436,9 @@ class SFTDataset:
                 self.summary.previous_tokens.extend(visual[:-1])
 
     def _rebuild(self, path: Path) -> RecordedEpisode:
-        return rebuild_episode(read_episode(path), self._episodes[path], self.adapter, self.catalog)[0]
+        run_dir, frames = self._episodes[path]
+        record = next(read_exported(frames)).record if path.name == TRAJECTORY else read_episode(path)
+        return rebuild_episode(record, run_dir, self.adapter, self.catalog, frames)[0]
 
     def target(self, step: Step) -> str:
         """The assistant turn a step is learnt as: the adapter's rendering of it, reasoning kept."""

@@ -23,7 +23,8 @@ class SFTSettings:
     """Supervised fine-tuning on recorded episodes (``grpo-train sft``).
 
     Attributes:
-        runs: Run directories of ``hybrid-agent eval`` whose successful episodes are the data.
+        runs: Run directories of ``hybrid-agent eval``, or OSWorld result trees of ``hybrid-agent
+            export-osworld``, whose successful episodes are the data.
         context: The context policy every sample is rendered with (:data:`SFT_CONTEXT`); the
             screenshots are otherwise shown as ``[agent]``'s adapter shows them.
         max_tokens: Samples longer than this (prompt + target) are dropped and counted.

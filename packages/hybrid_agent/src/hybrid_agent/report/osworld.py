@@ -26,6 +26,13 @@ What maps how:
   ``step_<n+1>.png``); the last step has none recorded, so its ``screenshot_file`` is
   ``None``. ``action_timestamp`` is when the step was recorded (the record's ``time``;
   an older record without one uses the file's modification time).
+
+What OSWorld's layout has no place for, and training data needs (:func:`read_exported`
+reads it back): ``step_0_<timestamp>.png``, the frame the model saw at step 1 (OSWorld
+writes after-frames only); ``info`` also holds the call as the model wrote it, its
+further calls (``then``), the tool result relayed to the model and the tools it was
+shown; ``episode.json`` holds the record's header and end line (instruction, adapter,
+coordinate space). OSWorld's readers ignore them.
 """
 
 from __future__ import annotations
@@ -33,7 +40,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -41,11 +48,13 @@ from typing import Any
 
 from hybrid_agent import metrics
 from hybrid_agent.cost import model_name
+from hybrid_agent.errors import ConfigError
 from hybrid_agent.metrics import EpisodeStats, Estimate
 from hybrid_agent.recorder import EPISODES, EpisodeRecord, iter_episodes, read_run_config
 
 RESULT = "result.txt"
 TRAJECTORY = "traj.jsonl"
+EPISODE = "episode.json"
 TIMESTAMP = "%Y%m%d@%H%M%S%f"
 OBSERVATION_TYPE = "screenshot"
 
@@ -69,6 +78,10 @@ def _link_or_copy(source: Path, target: Path) -> None:
         shutil.copyfile(source, target)
 
 
+def _stamp(step: dict[str, Any], fallback: float) -> str:
+    return datetime.fromtimestamp(step.get("time", fallback)).strftime(TIMESTAMP)
+
+
 def _trajectory(run_dir: Path, record: EpisodeRecord, folder: Path) -> list[dict[str, Any]]:
     """The traj.jsonl lines of one episode; links each step's after-frame into ``folder``."""
     fallback = record.path.stat().st_mtime
@@ -76,7 +89,7 @@ def _trajectory(run_dir: Path, record: EpisodeRecord, folder: Path) -> list[dict
     lines = []
     for index, step in enumerate(record.steps):
         n = index + 1
-        stamp = datetime.fromtimestamp(step.get("time", fallback)).strftime(TIMESTAMP)
+        stamp = _stamp(step, fallback)
         after = record.steps[n].get("screenshot") if n < len(record.steps) else None
         screenshot = None
         if after and (run_dir / EPISODES / after).exists():
@@ -97,6 +110,11 @@ def _trajectory(run_dir: Path, record: EpisodeRecord, folder: Path) -> list[dict
                     "parse_code": parse.get("code"),
                     "evidence": step.get("evidence"),
                     "env_error": step.get("env_error"),
+                    "call": parse.get("call"),
+                    "then": step.get("then"),
+                    "tool_result_shown": step.get("tool_result_shown", ""),
+                    "tool_result_parts": step.get("tool_result_parts"),
+                    "shown_tools": step.get("shown_tools"),
                 },
                 "screenshot_file": screenshot,
             }
@@ -109,6 +127,13 @@ def _write_task(run_dir: Path, record: EpisodeRecord, folder: Path) -> None:
         shutil.rmtree(folder)  # a re-export replaces, never mixes, a task's files
     folder.mkdir(parents=True)
     lines = _trajectory(run_dir, record, folder)
+    first = record.steps[0].get("screenshot") if record.steps else None
+    initial = None
+    if first and (run_dir / EPISODES / first).exists():
+        initial = f"step_0_{_stamp(record.steps[0], record.path.stat().st_mtime)}.png"
+        _link_or_copy(run_dir / EPISODES / first, folder / initial)
+    episode = {"header": record.header, "end": record.end, "initial_screenshot": initial}
+    (folder / EPISODE).write_text(json.dumps(episode, ensure_ascii=False), encoding="utf-8")
     text = "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines)
     (folder / TRAJECTORY).write_text(text, encoding="utf-8")
     score = record.end.get("score")
@@ -168,6 +193,69 @@ def export_osworld(
         tasks += 1
         scored += record.end.get("score") is not None
     return Export(tuple(sorted(roots)), target.as_posix(), tasks, scored)
+
+
+# --------------------------------------------------------------------------- reading episodes back
+
+
+@dataclass(frozen=True)
+class ExportedEpisode:
+    """One exported task folder read back as the episode record it was written from.
+
+    Attributes:
+        record: Header, step lines and end line as the recorder wrote them, for the fields
+            the export keeps; each step's ``screenshot`` names a file of ``frames``.
+        frames: The task folder (the screenshots' directory).
+    """
+
+    record: EpisodeRecord
+    frames: Path
+
+
+def _step_line(index: int, line: dict[str, Any], seen: str | None) -> dict[str, Any]:
+    """The recorder's step line of traj.jsonl's ``line``; ``seen``: the frame shown before it."""
+    info = line.get("info") or {}
+    step: dict[str, Any] = {
+        "step": index,
+        "model_output": line.get("response", ""),
+        "parse": {"ok": info.get("parse_ok"), "code": info.get("parse_code"), "call": info.get("call")},
+        "action": line.get("action"),
+        "evidence": info.get("evidence"),
+        "env_error": info.get("env_error"),
+        "tool_result_shown": info.get("tool_result_shown", ""),
+        "shown_tools": info.get("shown_tools"),
+        "screenshot": seen,
+    }
+    for key in ("then", "tool_result_parts"):
+        if info.get(key) is not None:
+            step[key] = info[key]
+    return step
+
+
+def read_exported(result_dir: str | Path) -> Iterator[ExportedEpisode]:
+    """Every task folder under an :func:`export_osworld` tree, as records, in path order.
+
+    The frame the model saw at step n is the after-frame of step n - 1 (``step_0_*``, the
+    initial one, for the first step).
+
+    Raises:
+        ConfigError: A folder with a ``traj.jsonl`` lacks ``episode.json`` (not written by
+            this export: OSWorld's own trajectories keep neither the instruction nor the
+            tool results and tools a context shows).
+    """
+    for trajectory in sorted(Path(result_dir).rglob(TRAJECTORY)):
+        folder = trajectory.parent
+        if not (folder / EPISODE).is_file():
+            raise ConfigError(
+                f"{folder} has no {EPISODE}: only hybrid-agent export-osworld writes the instruction, "
+                "tool results and tools shown that rebuild an episode's contexts."
+            )
+        episode = json.loads((folder / EPISODE).read_text(encoding="utf-8"))
+        lines = [json.loads(text) for text in trajectory.read_text(encoding="utf-8").splitlines() if text]
+        seen = [episode.get("initial_screenshot")] + [line.get("screenshot_file") for line in lines]
+        steps = [_step_line(i, line, seen[i]) for i, line in enumerate(lines)]
+        record = EpisodeRecord(episode["header"], steps, episode["end"], trajectory)
+        yield ExportedEpisode(record, folder)
 
 
 # --------------------------------------------------------------------------- reading a result tree
