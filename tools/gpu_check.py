@@ -104,7 +104,7 @@ def _keep_all(returns: Sequence[float], success_rate: float, config: Any) -> boo
 
 
 def _register_keep_all() -> None:
-    from grpo_trainer.advantage import GROUP_FILTERS
+    from grpo_trainer.objectives.advantage import GROUP_FILTERS
 
     if "keep_all" not in GROUP_FILTERS:
         GROUP_FILTERS.add("keep_all", _keep_all)
@@ -137,7 +137,6 @@ def _register_processor() -> None:
 
 
 def _config(spec: str, engine: str, args: argparse.Namespace, setup: str = "full-padded") -> Any:
-    from grpo_trainer.advantage import AdvantageConfig
     from grpo_trainer.config import (
         EngineSettings,
         GRPOConfig,
@@ -146,7 +145,8 @@ def _config(spec: str, engine: str, args: argparse.Namespace, setup: str = "full
         OptimSettings,
         RolloutSettings,
     )
-    from grpo_trainer.rewards import RewardConfig
+    from grpo_trainer.objectives.advantage import AdvantageConfig
+    from grpo_trainer.objectives.rewards import RewardConfig
 
     lora, packing, backend = SETUPS[setup]
     bf16 = args.device == "cuda"

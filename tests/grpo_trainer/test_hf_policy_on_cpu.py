@@ -10,13 +10,13 @@ pytest.importorskip("transformers")
 import grpo_trainer  # noqa: F401  (registers the toy env)
 import gymnasium as gym
 import torch
-from grpo_trainer.advantage import group_advantages
 from grpo_trainer.cli import build_policy
 from grpo_trainer.config import EngineSettings, GRPOConfig, OptimSettings, RolloutSettings, load_config
 from grpo_trainer.engine import Trainer
 from grpo_trainer.errors import ConfigError
 from grpo_trainer.hf_policy import VisionPrompt, token_logprobs
-from grpo_trainer.rewards import RewardConfig
+from grpo_trainer.objectives.advantage import group_advantages
+from grpo_trainer.objectives.rewards import RewardConfig
 from grpo_trainer.vector import make_group_env
 from hybrid_agent.errors import ConfigError as HFConfigError
 from tiny_vlm import tiny_vlm_policy

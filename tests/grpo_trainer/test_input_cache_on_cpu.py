@@ -10,12 +10,12 @@ import grpo_trainer  # noqa: F401  (registers the toy env)
 import gymnasium as gym
 import torch
 from grpo_trainer import engine
-from grpo_trainer.advantage import group_advantages
 from grpo_trainer.config import EngineSettings, GRPOConfig, LossSettings, OptimSettings, RolloutSettings
 from grpo_trainer.engine import Trainer
 from grpo_trainer.hf_policy import HFTrainablePolicy, token_logprobs
 from grpo_trainer.model_inputs import InputCache, collate_padded
-from grpo_trainer.rewards import RewardConfig
+from grpo_trainer.objectives.advantage import group_advantages
+from grpo_trainer.objectives.rewards import RewardConfig
 from grpo_trainer.vector import make_group_env
 from hybrid_agent.messages import image_part, text_part
 from PIL import Image

@@ -21,7 +21,7 @@ from desktop_menu import one_cell_plans
 from grpo_trainer.config import EngineSettings, GRPOConfig, OptimSettings, RolloutSettings
 from grpo_trainer.engine import Trainer
 from grpo_trainer.menu_policy import MenuPolicy
-from grpo_trainer.rewards import RewardConfig
+from grpo_trainer.objectives.rewards import RewardConfig
 from grpo_trainer.vector import make_group_env
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "osworld_mcp_env"))

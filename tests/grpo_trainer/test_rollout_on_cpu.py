@@ -2,7 +2,7 @@
 
 import gymnasium as gym
 import torch
-from grpo_trainer.advantage import group_advantages
+from grpo_trainer.objectives.advantage import group_advantages
 from grpo_trainer.rollout import RolloutConfig, collect_group, rebuild_messages
 from grpo_trainer.tiny import TinyPolicy
 from grpo_trainer.toy_menu import MENU

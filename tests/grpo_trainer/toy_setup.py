@@ -5,7 +5,7 @@ from __future__ import annotations
 import gymnasium as gym
 from grpo_trainer.config import EngineSettings, GRPOConfig, OptimSettings, RolloutSettings
 from grpo_trainer.engine import Trainer
-from grpo_trainer.rewards import RewardConfig
+from grpo_trainer.objectives.rewards import RewardConfig
 from grpo_trainer.tiny import TinyPolicy
 from grpo_trainer.toy_menu import MENU
 from grpo_trainer.vector import make_group_env

@@ -144,8 +144,8 @@ def _profile(config: GRPOConfig, venv: Any, out: str) -> int:
     """
     import torch
 
-    from grpo_trainer.curation import profile_tasks, write_profile
     from grpo_trainer.engine import rollout_config
+    from grpo_trainer.objectives.curation import profile_tasks, write_profile
     from grpo_trainer.tasks import resolve_tasks
 
     profiles = profile_tasks(

@@ -17,12 +17,12 @@ from typing import Any
 
 from hybrid_agent.agent_loop import AgentConfig
 
-from grpo_trainer.advantage import AdvantageConfig
-from grpo_trainer.curation import CurationConfig
 from grpo_trainer.errors import ConfigError, unknown_name_message
+from grpo_trainer.objectives.advantage import AdvantageConfig
+from grpo_trainer.objectives.curation import CurationConfig
+from grpo_trainer.objectives.rewards import RewardConfig
 from grpo_trainer.packing import PACKINGS
 from grpo_trainer.probes import ProbeSettings
-from grpo_trainer.rewards import RewardConfig
 from grpo_trainer.sft.settings import SFTSettings
 
 # The decoder's linear layers in Qwen3-VL (and Qwen2/2.5-VL): attention and MLP projections of the language

@@ -39,7 +39,6 @@ import torch
 from hybrid_agent.labels import read_labels
 from osworld_mcp_env.tasks.templates import task_labels
 
-from grpo_trainer.advantage import GroupAdvantages, group_advantages
 from grpo_trainer.async_rollout import RolloutWorker, oldest_version, split_stale
 from grpo_trainer.backend import Backend, make_backend
 from grpo_trainer.checkpoints import load_latest, restore_rng, rng_state, save_checkpoint, seed_everything
@@ -48,15 +47,16 @@ from grpo_trainer.continuous import ContinuousRollouts, RolloutJob, group_jobs
 from grpo_trainer.engines import make_engine
 from grpo_trainer.episode import Episode, StepSample
 from grpo_trainer.errors import ConfigError, GRPOError
-from grpo_trainer.loss import logprob_gap, policy_loss, truncated_is_weights
 from grpo_trainer.metrics import MetricsSink, summarize_updates
 from grpo_trainer.model_inputs import InputCache
 from grpo_trainer.model_setup import prepare_policy
+from grpo_trainer.objectives.advantage import GroupAdvantages, group_advantages
+from grpo_trainer.objectives.loss import logprob_gap, policy_loss, truncated_is_weights
+from grpo_trainer.objectives.rewards import RewardConfig, interface_unlabelled
 from grpo_trainer.optim import minibatch_bounds
 from grpo_trainer.packing import token_micro_batches
 from grpo_trainer.policy import CachesInputs, TrainablePolicy, VersionedPolicy
 from grpo_trainer.probes import probe_metrics, run_probe
-from grpo_trainer.rewards import RewardConfig, interface_unlabelled
 from grpo_trainer.rollout import RolloutConfig, collect_group, rebuild_messages
 from grpo_trainer.tasks import group_task, resolve_tasks
 

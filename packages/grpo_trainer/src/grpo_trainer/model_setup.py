@@ -6,7 +6,7 @@ also makes the input embeddings' output require grad, which frozen embeddings un
 need for the gradient to reach the adapters through a checkpointed layer), then wraps the
 module in PEFT LoRA adapters, which freezes every base weight. There is no second,
 reference copy of the weights to keep: the KL term's anchor is the rollout-time log-probs
-stored with the samples (:mod:`grpo_trainer.loss`). Should a reference-model KL be wanted,
+stored with the samples (:mod:`grpo_trainer.objectives.loss`). Should a reference-model KL be wanted,
 the LoRA base is that model for free (PEFT's ``disable_adapter()`` context).
 
 A checkpoint holds the trainable weights only (:func:`trainable_state_dict`): under LoRA

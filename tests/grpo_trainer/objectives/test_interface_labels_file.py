@@ -7,7 +7,7 @@ import pytest
 pytest.importorskip("torch")
 
 from grpo_trainer.config import GRPOConfig
-from grpo_trainer.rewards import RewardConfig, interface_unlabelled
+from grpo_trainer.objectives.rewards import RewardConfig, interface_unlabelled
 from hybrid_agent.labels import Mode, ModeRollouts, TaskLabel, write_labels
 from toy_setup import toy_config, toy_trainer
 

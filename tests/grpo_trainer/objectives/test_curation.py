@@ -8,10 +8,10 @@ import gymnasium as gym
 import pytest
 import torch
 from grpo_trainer.cli import main
-from grpo_trainer.curation import CurationConfig, in_band, pass_rate, profile_tasks, write_profile
 from grpo_trainer.episode import Episode
 from grpo_trainer.errors import ConfigError
-from grpo_trainer.rewards import RewardConfig
+from grpo_trainer.objectives.curation import CurationConfig, in_band, pass_rate, profile_tasks, write_profile
+from grpo_trainer.objectives.rewards import RewardConfig
 from grpo_trainer.rollout import RolloutConfig
 from grpo_trainer.tasks import resolve_tasks
 from grpo_trainer.tiny import TinyPolicy
@@ -23,7 +23,7 @@ from osworld_mcp_env.tasks.templates import TRAIN_SEEDS, parse_instance_id
 
 BAND = CurationConfig()  # the study's (0.1, 0.9)
 TOY = "grpo_trainer:ToolOrGui-v0"
-BUNDLED_DIR = Path(__file__).parents[2] / "packages/osworld_mcp_env/src/osworld_mcp_env/tasks/bundled"
+BUNDLED_DIR = Path(__file__).parents[3] / "packages/osworld_mcp_env/src/osworld_mcp_env/tasks/bundled"
 
 
 def _episodes(scores):

@@ -2,7 +2,13 @@ import math
 
 import pytest
 import torch
-from grpo_trainer.loss import clipped_surrogate, k3_kl, logprob_gap, policy_loss, truncated_is_weights
+from grpo_trainer.objectives.loss import (
+    clipped_surrogate,
+    k3_kl,
+    logprob_gap,
+    policy_loss,
+    truncated_is_weights,
+)
 
 
 def test_k3_hand_computed_and_zero_when_equal():

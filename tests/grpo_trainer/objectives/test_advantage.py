@@ -4,7 +4,8 @@ import math
 import numpy as np
 import pytest
 from grpo_helpers import episode, gui, sample, shell, tool
-from grpo_trainer.advantage import (
+from grpo_trainer.errors import ConfigError, RegistryError
+from grpo_trainer.objectives.advantage import (
     AdvantageConfig,
     broadcast_per_step,
     broadcast_whole,
@@ -14,8 +15,7 @@ from grpo_trainer.advantage import (
     keep_spread,
     zscore,
 )
-from grpo_trainer.errors import ConfigError, RegistryError
-from grpo_trainer.rewards import RewardConfig
+from grpo_trainer.objectives.rewards import RewardConfig
 
 
 def test_zscore_uses_the_unbiased_group_std():

@@ -2,9 +2,9 @@ import dataclasses
 
 import pytest
 from grpo_helpers import episode, gui, sample, shell, tool
-from grpo_trainer.advantage import hybridcua_config
 from grpo_trainer.errors import ConfigError, RegistryError
-from grpo_trainer.rewards import (
+from grpo_trainer.objectives.advantage import hybridcua_config
+from grpo_trainer.objectives.rewards import (
     RewardConfig,
     episode_return,
     interface_unlabelled,

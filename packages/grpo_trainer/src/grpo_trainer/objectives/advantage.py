@@ -27,7 +27,7 @@ from osworld_mcp_env.registry import Registry
 
 from grpo_trainer.episode import Episode
 from grpo_trainer.errors import ConfigError, RegistryError
-from grpo_trainer.rewards import (
+from grpo_trainer.objectives.rewards import (
     LAMBDA_EXEC_PAPER,
     LAMBDA_EXEC_RELEASED,
     RewardConfig,

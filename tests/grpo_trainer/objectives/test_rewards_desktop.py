@@ -14,12 +14,12 @@ from pathlib import Path
 import gymnasium as gym
 import pytest
 from grpo_helpers import episode, sample
-from grpo_trainer.advantage import hybridcua_config
-from grpo_trainer.rewards import step_bonuses, used_cli
+from grpo_trainer.objectives.advantage import hybridcua_config
+from grpo_trainer.objectives.rewards import step_bonuses, used_cli
 from hybrid_agent.evidence import evidence_from_info
 from hybrid_agent.trajectory import Call
 
-sys.path.insert(0, str(Path(__file__).parents[1] / "osworld_mcp_env"))
+sys.path.insert(0, str(Path(__file__).parents[2] / "osworld_mcp_env"))
 from desktop_support import desktop_missing
 
 pytestmark = [

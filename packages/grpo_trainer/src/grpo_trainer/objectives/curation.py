@@ -5,7 +5,7 @@ solves or never solves gives every member the same return, a zero advantage and
 no gradient, while costing a full group of rollouts. Before training, each
 candidate task gets G sampled rollouts with the starting policy and is kept only
 when its pass rate p lies strictly inside a band (the study: (0.1, 0.9)). The
-accuracy filter of :mod:`grpo_trainer.advantage` drops such groups one step at
+accuracy filter of :mod:`grpo_trainer.objectives.advantage` drops such groups one step at
 a time; profiling drops the tasks once.
 
 Crashed episodes are not failures: they are counted apart and left out of p,
@@ -33,8 +33,8 @@ from osworld_mcp_env.tasks.templates import TEMPLATES
 
 from grpo_trainer.episode import Episode
 from grpo_trainer.errors import ConfigError
+from grpo_trainer.objectives.rewards import RewardConfig, succeeded
 from grpo_trainer.policy import TrainablePolicy
-from grpo_trainer.rewards import RewardConfig, succeeded
 from grpo_trainer.rollout import RolloutConfig, collect_group
 from grpo_trainer.tasks import group_task
 

@@ -1,0 +1,19 @@
+"""Import paths of modules that moved when the package was laid out by role, kept as aliases.
+
+``import grpo_trainer.engine`` (or ``from grpo_trainer import advantage``) still works:
+``import grpo_trainer`` hands this table to :func:`osworld_mcp_env.module_aliases.alias_moved_modules`
+(the env's mechanism, one finder for both packages), which answers each old name with the module
+at its new path (one module object) and warns once per name with a :class:`DeprecationWarning`
+that names the new path. Nothing in this repository imports an old name; the table below is the
+whole list, and the package README's "Package map" says which role each room has.
+"""
+
+from __future__ import annotations
+
+# Old import path -> where the module lives now.
+MOVED_MODULES: dict[str, str] = {
+    "grpo_trainer.advantage": "grpo_trainer.objectives.advantage",
+    "grpo_trainer.loss": "grpo_trainer.objectives.loss",
+    "grpo_trainer.rewards": "grpo_trainer.objectives.rewards",
+    "grpo_trainer.curation": "grpo_trainer.objectives.curation",
+}
