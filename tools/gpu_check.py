@@ -277,7 +277,7 @@ def training_rows(
     import gymnasium as gym
     from grpo_trainer.cli import build_policy
     from grpo_trainer.engine import Trainer
-    from grpo_trainer.vector import make_group_env
+    from grpo_trainer.rollouts.vector import make_group_env
 
     config = _config(spec, args.train_engine, args, setup)
     task = "toy" if env_id == TOY_ENV else args.desktop_task

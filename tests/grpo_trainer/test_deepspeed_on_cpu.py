@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import torch
 from ds_launch import launch, one_rank
-from grpo_trainer.toy_env import SIZE
+from grpo_trainer.rollouts.toy_env import SIZE
 from toy_setup import toy_config, toy_trainer
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1800)]
@@ -109,7 +109,7 @@ from grpo_trainer.objectives.advantage import group_advantages
 from grpo_trainer.config import EngineSettings, GRPOConfig, OptimSettings, RolloutSettings
 from grpo_trainer.engine import Trainer
 from grpo_trainer.objectives.rewards import RewardConfig
-from grpo_trainer.vector import make_group_env
+from grpo_trainer.rollouts.vector import make_group_env
 from tiny_vlm import tiny_vlm_policy
 
 run = Path(sys.argv[1])

@@ -16,7 +16,7 @@ from grpo_trainer.cli import build_policy, main
 from grpo_trainer.engine import Trainer
 from grpo_trainer.errors import ConfigError
 from grpo_trainer.export import export_hf
-from grpo_trainer.vector import make_group_env
+from grpo_trainer.rollouts.vector import make_group_env
 from hybrid_agent.policies import PolicyOptions, make_policy
 from peft import PeftModel
 from tiny_vlm import saved_tiny_vlm

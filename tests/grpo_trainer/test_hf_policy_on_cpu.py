@@ -17,7 +17,7 @@ from grpo_trainer.errors import ConfigError
 from grpo_trainer.hf_policy import VisionPrompt, token_logprobs
 from grpo_trainer.objectives.advantage import group_advantages
 from grpo_trainer.objectives.rewards import RewardConfig
-from grpo_trainer.vector import make_group_env
+from grpo_trainer.rollouts.vector import make_group_env
 from hybrid_agent.errors import ConfigError as HFConfigError
 from tiny_vlm import tiny_vlm_policy
 

@@ -16,7 +16,7 @@ from grpo_trainer.hf_policy import HFTrainablePolicy, token_logprobs
 from grpo_trainer.model_inputs import InputCache, collate_padded
 from grpo_trainer.objectives.advantage import group_advantages
 from grpo_trainer.objectives.rewards import RewardConfig
-from grpo_trainer.vector import make_group_env
+from grpo_trainer.rollouts.vector import make_group_env
 from hybrid_agent.messages import image_part, text_part
 from PIL import Image
 from tiny_vlm import tiny_vlm_policy

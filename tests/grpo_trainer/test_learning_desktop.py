@@ -22,7 +22,7 @@ from grpo_trainer.config import EngineSettings, GRPOConfig, OptimSettings, Rollo
 from grpo_trainer.engine import Trainer
 from grpo_trainer.menu_policy import MenuPolicy
 from grpo_trainer.objectives.rewards import RewardConfig
-from grpo_trainer.vector import make_group_env
+from grpo_trainer.rollouts.vector import make_group_env
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "osworld_mcp_env"))
 from desktop_support import desktop_missing

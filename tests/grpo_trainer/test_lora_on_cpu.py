@@ -13,9 +13,9 @@ import torch
 from grpo_trainer.engine import Trainer
 from grpo_trainer.errors import ConfigError
 from grpo_trainer.model_setup import prepare_policy
+from grpo_trainer.rollouts.vector import make_group_env
 from grpo_trainer.tiny import TinyPolicy
 from grpo_trainer.toy_menu import MENU
-from grpo_trainer.vector import make_group_env
 from hybrid_agent.messages import image_part, text_part
 from peft import PeftModel
 from PIL import Image
@@ -131,7 +131,7 @@ import gymnasium as gym, torch
 import grpo_trainer
 from grpo_trainer.cli import build_policy
 from grpo_trainer.engine import Trainer
-from grpo_trainer.vector import make_group_env
+from grpo_trainer.rollouts.vector import make_group_env
 from tiny_vlm import saved_tiny_vlm
 from update_setup import LORA, logits, signed_updates, vlm_config
 

@@ -3,10 +3,10 @@
 The math is pure and hand-checked: :mod:`~grpo_trainer.objectives.rewards` (R(tau) and the
 post-normalisation step terms), :mod:`~grpo_trainer.objectives.advantage` (group z-score,
 1/T broadcast, accuracy filter) and :mod:`~grpo_trainer.objectives.loss` (clipped
-surrogate, k3 KL). :mod:`~grpo_trainer.rollout` runs G rollouts per task over a
+surrogate, k3 KL). :mod:`~grpo_trainer.rollouts.group` runs G rollouts per task over a
 Gymnasium vector env with ``hybrid_agent``'s context builder;
 :mod:`~grpo_trainer.engine` trains on the step samples and checkpoints exactly,
-synchronously or with rollouts overlapping updates (:mod:`~grpo_trainer.async_rollout`),
+synchronously or with rollouts overlapping updates (:mod:`~grpo_trainer.rollouts.async_worker`),
 and logs through :mod:`~grpo_trainer.metrics` (JSONL and TensorBoard).
 torch is imported only by the modules that need it. The flat import paths of
 before the layout by role are aliases that warn (the table is :mod:`grpo_trainer._moved`).
@@ -15,7 +15,6 @@ before the layout by role are aliases that warn (the table is :mod:`grpo_trainer
 from osworld_mcp_env.module_aliases import alias_moved_modules
 
 from grpo_trainer._moved import MOVED_MODULES
-from grpo_trainer.episode import Episode, StepSample
 from grpo_trainer.objectives.advantage import AdvantageConfig, GroupAdvantages, group_advantages
 from grpo_trainer.objectives.rewards import (
     RETURN_TERMS,
@@ -24,6 +23,7 @@ from grpo_trainer.objectives.rewards import (
     episode_return,
     step_bonuses,
 )
+from grpo_trainer.rollouts.episode import Episode, StepSample
 
 __all__ = [
     "RETURN_TERMS",
@@ -42,4 +42,4 @@ import gymnasium as _gym
 
 alias_moved_modules(MOVED_MODULES)
 
-_gym.register(id="ToolOrGui-v0", entry_point="grpo_trainer.toy_env:ToolOrGuiEnv")
+_gym.register(id="ToolOrGui-v0", entry_point="grpo_trainer.rollouts.toy_env:ToolOrGuiEnv")

@@ -16,4 +16,13 @@ MOVED_MODULES: dict[str, str] = {
     "grpo_trainer.loss": "grpo_trainer.objectives.loss",
     "grpo_trainer.rewards": "grpo_trainer.objectives.rewards",
     "grpo_trainer.curation": "grpo_trainer.objectives.curation",
+    "grpo_trainer.episode": "grpo_trainer.rollouts.episode",
+    "grpo_trainer.rollout": "grpo_trainer.rollouts.group",
+    "grpo_trainer.continuous": "grpo_trainer.rollouts.continuous",
+    "grpo_trainer.async_rollout": "grpo_trainer.rollouts.async_worker",
+    "grpo_trainer.vector": "grpo_trainer.rollouts.vector",
+    "grpo_trainer.vector_ray": "grpo_trainer.rollouts.vector_ray",
+    "grpo_trainer.tasks": "grpo_trainer.rollouts.tasks",
+    "grpo_trainer.env_setup": "grpo_trainer.rollouts.env_setup",
+    "grpo_trainer.toy_env": "grpo_trainer.rollouts.toy_env",
 }

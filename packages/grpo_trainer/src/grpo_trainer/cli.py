@@ -76,8 +76,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     import grpo_trainer  # noqa: F401  (registers the toy env)
     from grpo_trainer.engine import Trainer
-    from grpo_trainer.env_setup import env_kwargs
-    from grpo_trainer.vector import make_group_env
+    from grpo_trainer.rollouts.env_setup import env_kwargs
+    from grpo_trainer.rollouts.vector import make_group_env
 
     # Every rank on this host runs its own envs, each with a prepared desktop beside it.
     envs = (config.rollout.desktops or config.rollout.group_size) * int(
@@ -124,7 +124,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _list_tasks(config: GRPOConfig, steps: int) -> int:
     """``--list-tasks``: each group's reset task for the first ``steps`` steps, resolved as training does."""
     from grpo_trainer.engine import group_index
-    from grpo_trainer.tasks import group_task, resolve_tasks
+    from grpo_trainer.rollouts.tasks import group_task, resolve_tasks
 
     tasks = resolve_tasks(config.tasks, config.env_id)
     n = config.rollout.tasks_per_step
@@ -146,7 +146,7 @@ def _profile(config: GRPOConfig, venv: Any, out: str) -> int:
 
     from grpo_trainer.engine import rollout_config
     from grpo_trainer.objectives.curation import profile_tasks, write_profile
-    from grpo_trainer.tasks import resolve_tasks
+    from grpo_trainer.rollouts.tasks import resolve_tasks
 
     profiles = profile_tasks(
         venv,

@@ -117,7 +117,7 @@ class RolloutSettings:
     What the model is shown (context policy, BM25 top-k, coordinates) is the ``[agent]``
     section, evaluation's :class:`~hybrid_agent.agent_loop.AgentConfig`.
 
-    ``executor`` names a kind of :func:`grpo_trainer.vector.make_group_env`: ``sync`` (this
+    ``executor`` names a kind of :func:`grpo_trainer.rollouts.vector.make_group_env`: ``sync`` (this
     process), ``async`` (a subprocess per env) or ``ray`` (a Ray actor per env, any node).
 
     ``max_new_tokens`` and ``max_prompt_tokens`` are the study's budgets of an ``hf:`` policy's
@@ -129,7 +129,7 @@ class RolloutSettings:
     engine (GPU, the ``vllm`` package) that sleeps during updates and gets the weights after
     each; ``engine_options`` are its keyword arguments (``gpu_memory_utilization`` ...).
 
-    ``desktops`` > 0 rolls out continuously (:mod:`grpo_trainer.continuous`) over that many
+    ``desktops`` > 0 rolls out continuously (:mod:`grpo_trainer.rollouts.continuous`) over that many
     desktops, any number, fewer or more than G: each starts the step's next episode as soon as
     its last one ended, model calls batched across them. Each desktop's episode loop is a
     thread of this process; ``executor = "sync"`` builds its env here, ``"ray"`` in a Ray actor
@@ -145,7 +145,7 @@ class RolloutSettings:
     ``true`` / ``false`` force it. Only desktop envs (``OSWorldMCP-v0``) prepare; others ignore
     ``"auto"`` and ``false`` (``true`` is refused). ``env_kwargs.prepare_resets`` set by hand
     also wins over ``"auto"``. The group env names each group's next task; continuous rollouts
-    name a desktop's next job when its current episode starts (:mod:`grpo_trainer.continuous`).
+    name a desktop's next job when its current episode starts (:mod:`grpo_trainer.rollouts.continuous`).
     """
 
     group_size: int = 8
@@ -268,7 +268,7 @@ class EngineSettings:
     """Backend, precision, seed, checkpoints, sync or async rollouts.
 
     ``mode = "async"`` rolls out the next steps on a thread while the learner updates
-    (:mod:`grpo_trainer.async_rollout`): up to ``queue_size`` finished steps wait, and a
+    (:mod:`grpo_trainer.rollouts.async_worker`): up to ``queue_size`` finished steps wait, and a
     group whose oldest sample is more than ``max_staleness`` optimizer updates behind the
     weights being updated is dropped and counted. The default 2 is the GUI+CLI study's
     (HybridCUA's) bound, which counts optimizer updates. A group rolled out while the

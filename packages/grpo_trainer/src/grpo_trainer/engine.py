@@ -14,7 +14,7 @@ counter, and its ``latest`` pointer moves last, so a run killed at any moment
 resumes from its last checkpoint and reproduces the following steps exactly.
 
 In async mode (``engine.mode = "async"``) a thread rolls out the next steps with a
-copy of the policy while this loop updates (:mod:`grpo_trainer.async_rollout`); the
+copy of the policy while this loop updates (:mod:`grpo_trainer.rollouts.async_worker`); the
 same rollout and update code runs, groups too stale are dropped before scoring, and
 the updated weights are published to the copy after each step. A resumed async run
 restarts the thread at the checkpoint's step, but which weights each sample saw
@@ -39,13 +39,10 @@ import torch
 from hybrid_agent.labels import read_labels
 from osworld_mcp_env.tasks.templates import task_labels
 
-from grpo_trainer.async_rollout import RolloutWorker, oldest_version, split_stale
 from grpo_trainer.backend import Backend, make_backend
 from grpo_trainer.checkpoints import load_latest, restore_rng, rng_state, save_checkpoint, seed_everything
 from grpo_trainer.config import GRPOConfig
-from grpo_trainer.continuous import ContinuousRollouts, RolloutJob, group_jobs
 from grpo_trainer.engines import make_engine
-from grpo_trainer.episode import Episode, StepSample
 from grpo_trainer.errors import ConfigError, GRPOError
 from grpo_trainer.metrics import MetricsSink, summarize_updates
 from grpo_trainer.model_inputs import InputCache
@@ -57,8 +54,11 @@ from grpo_trainer.optim import minibatch_bounds
 from grpo_trainer.packing import token_micro_batches
 from grpo_trainer.policy import CachesInputs, TrainablePolicy, VersionedPolicy
 from grpo_trainer.probes import probe_metrics, run_probe
-from grpo_trainer.rollout import RolloutConfig, collect_group, rebuild_messages
-from grpo_trainer.tasks import group_task, resolve_tasks
+from grpo_trainer.rollouts.async_worker import RolloutWorker, oldest_version, split_stale
+from grpo_trainer.rollouts.continuous import ContinuousRollouts, RolloutJob, group_jobs
+from grpo_trainer.rollouts.episode import Episode, StepSample
+from grpo_trainer.rollouts.group import RolloutConfig, collect_group, rebuild_messages
+from grpo_trainer.rollouts.tasks import group_task, resolve_tasks
 
 __all__ = ["ReplayMismatch", "Trainer", "rollout_config"]
 
@@ -114,12 +114,12 @@ class Trainer:
                 in async mode it is called on the rollout thread; with desktops and prepared
                 resets a step's are asked for a step early too (the jobs prepared ahead).
             desktops: One env factory per desktop (any number): rollouts are then continuous
-                (:mod:`grpo_trainer.continuous`): each desktop takes the step's next episode as
+                (:mod:`grpo_trainer.rollouts.continuous`): each desktop takes the step's next episode as
                 soon as its last one ended, model calls batched across desktops, instead of
                 one group at a time over ``venv``. ``config.rollout.executor`` says where their
                 envs run (``sync``: here; ``ray``: one actor each, the factories pickled).
             prepare_resets: Whether the envs were made with prepared resets
-                (:func:`grpo_trainer.env_setup.env_kwargs` decides it); each reset then names
+                (:func:`grpo_trainer.rollouts.env_setup.env_kwargs` decides it); each reset then names
                 the env's next task (``prepare_next``). ``None``: as ``config.env_kwargs`` says.
 
         Raises:

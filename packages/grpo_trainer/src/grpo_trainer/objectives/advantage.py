@@ -25,7 +25,6 @@ from dataclasses import dataclass
 import numpy as np
 from osworld_mcp_env.registry import Registry
 
-from grpo_trainer.episode import Episode
 from grpo_trainer.errors import ConfigError, RegistryError
 from grpo_trainer.objectives.rewards import (
     LAMBDA_EXEC_PAPER,
@@ -35,6 +34,7 @@ from grpo_trainer.objectives.rewards import (
     step_bonuses,
     succeeded,
 )
+from grpo_trainer.rollouts.episode import Episode
 
 
 @dataclass(frozen=True)

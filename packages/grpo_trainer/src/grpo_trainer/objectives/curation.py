@@ -13,9 +13,9 @@ as they are left out of the gradient. A task with no scored episode has no p
 and is not kept.
 
 The candidates are the run's ``tasks`` resolved as training resolves them
-(:func:`grpo_trainer.tasks.resolve_tasks`: suite specs, split files, directories,
+(:func:`grpo_trainer.rollouts.tasks.resolve_tasks`: suite specs, split files, directories,
 task ids), and each is rolled out as training would reset to it
-(:func:`grpo_trainer.tasks.group_task`): a seeded template as a fresh instance at a
+(:func:`grpo_trainer.rollouts.tasks.group_task`): a seeded template as a fresh instance at a
 training seed, never at a held-out one, so curation reads nothing evaluation scores.
 """
 
@@ -31,12 +31,12 @@ import gymnasium as gym
 from hybrid_agent.suite import SuiteTask
 from osworld_mcp_env.tasks.templates import TEMPLATES
 
-from grpo_trainer.episode import Episode
 from grpo_trainer.errors import ConfigError
 from grpo_trainer.objectives.rewards import RewardConfig, succeeded
 from grpo_trainer.policy import TrainablePolicy
-from grpo_trainer.rollout import RolloutConfig, collect_group
-from grpo_trainer.tasks import group_task
+from grpo_trainer.rollouts.episode import Episode
+from grpo_trainer.rollouts.group import RolloutConfig, collect_group
+from grpo_trainer.rollouts.tasks import group_task
 
 
 @dataclass(frozen=True)
@@ -113,15 +113,15 @@ def profile_tasks(
     """G sampled rollouts per task (one group, as training draws them) and each task's verdict.
 
     Args:
-        venv: A group env (:func:`grpo_trainer.vector.make_group_env`), G members.
+        venv: A group env (:func:`grpo_trainer.rollouts.vector.make_group_env`), G members.
         policy: The starting policy, sampled at ``rollout.temperature``.
-        tasks: The run's tasks, resolved (:func:`grpo_trainer.tasks.resolve_tasks`).
+        tasks: The run's tasks, resolved (:func:`grpo_trainer.rollouts.tasks.resolve_tasks`).
         rollout: Rollout settings (context, coordinates, temperature).
         reward: Its ``success_threshold`` decides what a success is.
         band: The pass-rate band.
         generator: The ``torch.Generator`` the samples come from.
         seed: Task ``i`` starts from ``seed + i``; a template's instance is the training seed
-            :func:`~grpo_trainer.tasks.group_task` draws for index ``i`` of a run seeded ``seed``.
+            :func:`~grpo_trainer.rollouts.tasks.group_task` draws for index ``i`` of a run seeded ``seed``.
     """
     profiles = []
     for i, task in enumerate(tasks):

@@ -27,8 +27,8 @@ from dataclasses import dataclass
 from hybrid_agent.step_kind import StepKind
 from osworld_mcp_env.registry import Registry
 
-from grpo_trainer.episode import Episode
 from grpo_trainer.errors import ConfigError, RegistryError
+from grpo_trainer.rollouts.episode import Episode
 
 
 @dataclass(frozen=True)

@@ -26,12 +26,12 @@ import pytest
 os.environ.setdefault("RAY_ENABLE_UV_RUN_RUNTIME_ENV", "0")
 ray = pytest.importorskip("ray", reason="ray is not installed (the grpo-trainer[ray] extra)")
 
-from grpo_trainer.vector import make_group_env  # noqa: E402
-from grpo_trainer.vector_ray import RayPlacement  # noqa: E402
+from grpo_trainer.rollouts.vector import make_group_env  # noqa: E402
+from grpo_trainer.rollouts.vector_ray import RayPlacement  # noqa: E402
 from osworld_mcp_env.tasks.bundled import bundled_solution  # noqa: E402
 from ray.cluster_utils import Cluster  # noqa: E402
 
-sys.path.insert(0, str(Path(__file__).parents[1] / "osworld_mcp_env"))
+sys.path.insert(0, str(Path(__file__).parents[2] / "osworld_mcp_env"))
 from desktop_support import desktop_missing  # noqa: E402
 from polling import wait_until  # noqa: E402
 

@@ -1,6 +1,6 @@
 """Continuous batching over many desktops: every episode is its own task on the rollout engine.
 
-Group rollouts (:func:`grpo_trainer.rollout.collect_group`) step G envs in lockstep: each
+Group rollouts (:func:`grpo_trainer.rollouts.group.collect_group`) step G envs in lockstep: each
 model call waits for the slowest member's screen, and the next group starts only when the
 whole group has ended. Here each env runs on its own thread, one episode after another:
 it takes the next :class:`RolloutJob` (a task, a group, a member, the group's seed) the
@@ -21,7 +21,7 @@ prepares, and starts the next :meth:`ContinuousRollouts.collect` with it; only e
 desktop's very first reset is cold.
 
 Where a desktop runs is the executor's choice, as for the group env: ``sync`` builds it in
-this process; ``ray`` builds it in a Ray actor (:class:`~grpo_trainer.vector_ray.RayVectorEnv`
+this process; ``ray`` builds it in a Ray actor (:class:`~grpo_trainer.rollouts.vector_ray.RayVectorEnv`
 of one member, any node of the cluster), while its episode loop stays on its thread here,
 next to the policy. An actor that dies mid-episode makes that episode a crash (kept apart
 from scores) and the desktop's next reset starts a new actor, so the job after it runs.
@@ -43,14 +43,14 @@ import gymnasium as gym
 from hybrid_agent.dispatch import PolicyDispatcher
 from hybrid_agent.policies.base import Generation, Policy, PolicyRequest
 
-from grpo_trainer.episode import Episode
 from grpo_trainer.errors import ConfigError
 from grpo_trainer.policy import AgentPolicy, TrainablePolicy, VersionedPolicy
-from grpo_trainer.rollout import RolloutConfig, collect_group
-from grpo_trainer.vector import make_group_env
+from grpo_trainer.rollouts.episode import Episode
+from grpo_trainer.rollouts.group import RolloutConfig, collect_group
+from grpo_trainer.rollouts.vector import make_group_env
 
 if TYPE_CHECKING:
-    from grpo_trainer.vector_ray import RayPlacement
+    from grpo_trainer.rollouts.vector_ray import RayPlacement
 
 __all__ = ["ContinuousRollouts", "RolloutJob", "group_jobs"]
 

@@ -26,10 +26,10 @@ from hybrid_agent.policies.base import Generation, PolicyRequest
 from hybrid_agent.retention import RetentionPlan
 from osworld_mcp_env.tasks.templates import task_labels
 
-from grpo_trainer.episode import Episode, StepSample
 from grpo_trainer.errors import GRPOError
 from grpo_trainer.policy import AgentPolicy, TrainablePolicy, VersionedPolicy
-from grpo_trainer.vector import HOLD_ACTION, HeldInfo, held_info
+from grpo_trainer.rollouts.episode import Episode, StepSample
+from grpo_trainer.rollouts.vector import HOLD_ACTION, HeldInfo, held_info
 
 
 @dataclass(frozen=True)
@@ -135,7 +135,7 @@ def collect_group(
     """Runs the G envs of ``venv`` on ``task`` from one seed until every episode ended.
 
     Args:
-        venv: A group env from :func:`grpo_trainer.vector.make_group_env`.
+        venv: A group env from :func:`grpo_trainer.rollouts.vector.make_group_env`.
         policy: The rollout policy; a :class:`VersionedPolicy` stamps each step with the version
             of the weights that produced it (they may change between steps in async mode).
         task: The task id or config passed as ``options["task"]``.
@@ -147,7 +147,7 @@ def collect_group(
         reset_options: Extra reset options (a per-group crash for tests; ``labels`` adds to or
             replaces the task's own labels, :func:`osworld_mcp_env.tasks.templates.task_labels`).
         generate: Answers the live members' requests; by default one batched call of the policy.
-            Continuous batching (:mod:`grpo_trainer.continuous`) passes its dispatcher, which
+            Continuous batching (:mod:`grpo_trainer.rollouts.continuous`) passes its dispatcher, which
             batches them with other envs' pending requests.
 
     Returns:

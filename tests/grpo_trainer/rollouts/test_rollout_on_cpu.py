@@ -3,10 +3,10 @@
 import gymnasium as gym
 import torch
 from grpo_trainer.objectives.advantage import group_advantages
-from grpo_trainer.rollout import RolloutConfig, collect_group, rebuild_messages
+from grpo_trainer.rollouts.group import RolloutConfig, collect_group, rebuild_messages
+from grpo_trainer.rollouts.vector import make_group_env
 from grpo_trainer.tiny import TinyPolicy
 from grpo_trainer.toy_menu import MENU
-from grpo_trainer.vector import make_group_env
 from hybrid_agent.agent_loop import AgentConfig
 
 
@@ -44,8 +44,8 @@ def test_every_step_is_a_sample_with_its_logprobs():
 
 
 def test_a_crashed_episode_is_dropped_from_the_gradient_and_counted(tmp_path):
-    from grpo_trainer.toy_env import ToolOrGuiEnv
-    from grpo_trainer.vector import HoldAfterEnd
+    from grpo_trainer.rollouts.toy_env import ToolOrGuiEnv
+    from grpo_trainer.rollouts.vector import HoldAfterEnd
     from gymnasium.vector import AutoresetMode, SyncVectorEnv
     from toy_setup import toy_config, toy_trainer
 

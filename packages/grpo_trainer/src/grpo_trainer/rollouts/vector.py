@@ -110,7 +110,7 @@ ExecutorFactory = Callable[..., gym.vector.VectorEnv]
 """``(env_fns, **options) -> VectorEnv``: runs the members somewhere (this process, subprocesses, Ray)."""
 
 EXECUTORS: Registry[ExecutorFactory] = Registry(
-    "vector executor", error=RegistryError, providers=("grpo_trainer.vector_ray",)
+    "vector executor", error=RegistryError, providers=("grpo_trainer.rollouts.vector_ray",)
 )
 """Vector env kinds by name (``make_group_env(executor=...)``); ``ray`` registers on first lookup."""
 
@@ -153,7 +153,7 @@ def make_group_env(
         group_size: G; with one factory per member it may be omitted, and must match if given.
         executor: Where the members run: ``sync`` (this process, one after another), ``async``
             (one subprocess each), ``ray`` (one Ray actor each, any node of the cluster:
-            :class:`grpo_trainer.vector_ray.RayVectorEnv`, the ``ray`` extra); the config's
+            :class:`grpo_trainer.rollouts.vector_ray.RayVectorEnv`, the ``ray`` extra); the config's
             ``rollout.executor``.
         executor_options: Passed to the executor (``ray``: ``placement=RayPlacement(...)``).
 

@@ -24,8 +24,8 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from grpo_trainer.episode import Episode
 from grpo_trainer.errors import GRPOError
+from grpo_trainer.rollouts.episode import Episode
 
 __all__ = ["RolloutBatch", "RolloutWorker", "RolloutWorkerError", "is_stale", "oldest_version", "split_stale"]
 

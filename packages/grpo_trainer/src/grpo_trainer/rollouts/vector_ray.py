@@ -8,11 +8,11 @@ run concurrently, as in ``AsyncVectorEnv``, but on any node of the cluster.
 
 A member that fails at the Ray level (its actor died with its node or was killed,
 or a call outran ``call_timeout_s``) becomes a crash value like
-:class:`~grpo_trainer.vector.HoldAfterEnd`'s, ``info["crash"]`` with ``ended``, and
+:class:`~grpo_trainer.rollouts.vector.HoldAfterEnd`'s, ``info["crash"]`` with ``ended``, and
 is held until the next ``reset``, which replaces a dead actor by a new one on the
 same placement: one lost machine drops its episodes, it does not stop the group.
 
-Continuous rollouts (:mod:`grpo_trainer.continuous`, ``executor="ray"``) host each
+Continuous rollouts (:mod:`grpo_trainer.rollouts.continuous`, ``executor="ray"``) host each
 desktop in a one-member :class:`RayVectorEnv`: the episode loop stays on a thread of the
 trainer, every env call goes to the desktop's actor, and a dead actor's episode is a
 crash, its next job runs on a new actor.
@@ -38,7 +38,7 @@ from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space, concatenate, create_empty_array, iterate
 
 from grpo_trainer.errors import ConfigError, GRPOError
-from grpo_trainer.vector import HeldInfo, register_executor
+from grpo_trainer.rollouts.vector import HeldInfo, register_executor
 
 
 class RayMemberError(GRPOError, RuntimeError):

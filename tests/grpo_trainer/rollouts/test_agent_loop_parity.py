@@ -19,8 +19,8 @@ import grpo_trainer  # noqa: F401  (registers the toy env)
 import gymnasium as gym
 import torch
 from grpo_trainer.policy import AgentPolicy
-from grpo_trainer.rollout import RolloutConfig, collect_group
-from grpo_trainer.vector import make_group_env
+from grpo_trainer.rollouts.group import RolloutConfig, collect_group
+from grpo_trainer.rollouts.vector import make_group_env
 from hybrid_agent.agent_loop import AgentConfig
 from hybrid_agent.policies.base import Generation, PolicyRequest
 from hybrid_agent.recorder import iter_episodes

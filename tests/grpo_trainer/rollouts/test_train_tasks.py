@@ -14,14 +14,14 @@ from grpo_trainer import cli
 from grpo_trainer.config import RolloutSettings, load_config
 from grpo_trainer.engine import group_index
 from grpo_trainer.probes import ProbeSettings, probe_tasks
-from grpo_trainer.tasks import group_task, resolve_tasks, train_seed
+from grpo_trainer.rollouts.tasks import group_task, resolve_tasks, train_seed
 from hybrid_agent.errors import ConfigError as AgentConfigError
 from hybrid_agent.suite import UnknownSuite
 from osworld_mcp_env.tasks import load_task
 from osworld_mcp_env.tasks.templates import HELD_OUT_SEEDS, TRAIN_SEEDS
 from toy_setup import toy_config, toy_trainer
 
-ROOT = Path(__file__).parents[2]
+ROOT = Path(__file__).parents[3]
 OSWORLD = "osworld_mcp_env:OSWorldMCP-v0"
 EXAMPLES = sorted((ROOT / "examples").glob("*.toml"))
 
