@@ -281,7 +281,7 @@ def run_ours(spec: dict[str, Any], dump: Path) -> dict[str, Any]:
     import torch
     from grpo_trainer.config import EngineSettings, GRPOConfig, OptimSettings, RolloutSettings
     from grpo_trainer.engine import Trainer
-    from grpo_trainer.hf_policy import HFTrainablePolicy
+    from grpo_trainer.model.hf_policy import HFTrainablePolicy
     from hybrid_agent.messages import image_part, text_part
     from PIL import Image
     from transformers import Qwen3VLForConditionalGeneration

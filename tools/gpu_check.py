@@ -214,7 +214,7 @@ def rollout_rows(spec: str, policy: Any, args: argparse.Namespace, emit: Any) ->
     saying so; the next engine still runs.
     """
     from grpo_trainer.backend import make_backend
-    from grpo_trainer.engines import make_engine
+    from grpo_trainer.model.engines import make_engine
 
     backend = make_backend(_config(spec, "hf", args), policy.module)
 

@@ -92,8 +92,8 @@ def test_two_ranks_train_two_steps_through_the_launcher(tmp_path):
         assert (checkpoint / f"trainer_rank{rank}.pt").is_file()
         optim = torch.load(checkpoint / f"zero_pp_rank_{rank}_mp_rank_00_optim_states.pt", weights_only=False)
         shards.append(sum(t.numel() for t in optim["optimizer_state_dict"]["fp32_flat_groups"]))
-    from grpo_trainer.tiny import TinyPolicy
-    from grpo_trainer.toy_menu import MENU
+    from grpo_trainer.model.tiny import TinyPolicy
+    from grpo_trainer.model.toy_menu import MENU
 
     total = sum(p.numel() for p in TinyPolicy(MENU).parameters())
     # ZeRO-3: each rank holds about half of the fp32 master weights (partitions are padded).

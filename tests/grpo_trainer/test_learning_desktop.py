@@ -1,6 +1,6 @@
 """GRPO learns on the real desktop: real Calc, real evaluator rewards, the project's Trainer and group env.
 
-A :class:`~grpo_trainer.menu_policy.MenuPolicy` chooses, turn by turn through
+A :class:`~grpo_trainer.model.menu_policy.MenuPolicy` chooses, turn by turn through
 ``hybrid_agent``'s agent loop, among four plans for one pinned seeded task (see
 ``desktop_menu.py``); only the task's tool oracle scores 1, so the untrained policy
 succeeds in about 1/4 of its episodes. A few steps of the real GRPO loop (group
@@ -20,7 +20,7 @@ import torch
 from desktop_menu import one_cell_plans
 from grpo_trainer.config import EngineSettings, GRPOConfig, OptimSettings, RolloutSettings
 from grpo_trainer.engine import Trainer
-from grpo_trainer.menu_policy import MenuPolicy
+from grpo_trainer.model.menu_policy import MenuPolicy
 from grpo_trainer.objectives.rewards import RewardConfig
 from grpo_trainer.rollouts.vector import make_group_env
 

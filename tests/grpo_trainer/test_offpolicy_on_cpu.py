@@ -12,12 +12,12 @@ from typing import Any
 import pytest
 import torch
 from grpo_trainer.config import LossSettings
-from grpo_trainer.engines.hf import HFEngine
 from grpo_trainer.errors import ConfigError, RegistryError
+from grpo_trainer.model.engines.hf import HFEngine
+from grpo_trainer.model.packing import padded_tokens
+from grpo_trainer.model.policy import Sampled
 from grpo_trainer.objectives.advantage import group_advantages
 from grpo_trainer.objectives.loss import policy_loss, truncated_is_weights
-from grpo_trainer.packing import padded_tokens
-from grpo_trainer.policy import Sampled
 from toy_setup import toy_config, toy_trainer
 
 SHIFT = 0.5

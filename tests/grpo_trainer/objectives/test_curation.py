@@ -9,14 +9,14 @@ import pytest
 import torch
 from grpo_trainer.cli import main
 from grpo_trainer.errors import ConfigError
+from grpo_trainer.model.tiny import TinyPolicy
+from grpo_trainer.model.toy_menu import MENU
 from grpo_trainer.objectives.curation import CurationConfig, in_band, pass_rate, profile_tasks, write_profile
 from grpo_trainer.objectives.rewards import RewardConfig
 from grpo_trainer.rollouts.episode import Episode
 from grpo_trainer.rollouts.group import RolloutConfig
 from grpo_trainer.rollouts.tasks import resolve_tasks
 from grpo_trainer.rollouts.vector import make_group_env
-from grpo_trainer.tiny import TinyPolicy
-from grpo_trainer.toy_menu import MENU
 from osworld_mcp_env.tasks import BUNDLED_TASK_IDS
 from osworld_mcp_env.tasks.bundled.export import seeded_root
 from osworld_mcp_env.tasks.templates import TRAIN_SEEDS, parse_instance_id

@@ -18,7 +18,7 @@ pytest.importorskip("transformers")
 import grpo_trainer  # noqa: F401  (registers the toy env)
 import gymnasium as gym
 import torch
-from grpo_trainer.policy import AgentPolicy
+from grpo_trainer.model.policy import AgentPolicy
 from grpo_trainer.rollouts.group import RolloutConfig, collect_group
 from grpo_trainer.rollouts.vector import make_group_env
 from hybrid_agent.agent_loop import AgentConfig

@@ -8,9 +8,9 @@ from typing import Any
 import gymnasium as gym
 from grpo_trainer.config import RolloutSettings
 from grpo_trainer.engine import Trainer, group_index
+from grpo_trainer.model.tiny import TinyPolicy
+from grpo_trainer.model.toy_menu import MENU
 from grpo_trainer.rollouts.vector import make_group_env
-from grpo_trainer.tiny import TinyPolicy
-from grpo_trainer.toy_menu import MENU
 from toy_setup import toy_config
 
 

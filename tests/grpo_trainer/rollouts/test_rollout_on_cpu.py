@@ -2,11 +2,11 @@
 
 import gymnasium as gym
 import torch
+from grpo_trainer.model.tiny import TinyPolicy
+from grpo_trainer.model.toy_menu import MENU
 from grpo_trainer.objectives.advantage import group_advantages
 from grpo_trainer.rollouts.group import RolloutConfig, collect_group, rebuild_messages
 from grpo_trainer.rollouts.vector import make_group_env
-from grpo_trainer.tiny import TinyPolicy
-from grpo_trainer.toy_menu import MENU
 from hybrid_agent.agent_loop import AgentConfig
 
 

@@ -20,7 +20,7 @@ import torch
 
 from grpo_trainer.config import GRPOConfig
 from grpo_trainer.errors import CheckpointError
-from grpo_trainer.model_setup import load_trainable_state_dict, trainable_state_dict
+from grpo_trainer.model.setup import load_trainable_state_dict, trainable_state_dict
 from grpo_trainer.optim import adamw, lr_schedule
 
 
@@ -75,7 +75,7 @@ class TorchBackend:
     """One process, plain torch: AdamW, LambdaLR cosine, ``clip_grad_norm_``, bf16 autocast.
 
     A checkpoint is one file ``step_N.pt`` written atomically (tmp + rename); it holds the
-    trainable weights (under LoRA the adapters alone, see :mod:`grpo_trainer.model_setup`).
+    trainable weights (under LoRA the adapters alone, see :mod:`grpo_trainer.model.setup`).
     """
 
     rank = 0

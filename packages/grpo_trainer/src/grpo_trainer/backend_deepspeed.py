@@ -44,7 +44,7 @@ import torch
 
 from grpo_trainer.config import GRPOConfig
 from grpo_trainer.errors import CheckpointError
-from grpo_trainer.model_setup import has_frozen_weights
+from grpo_trainer.model.setup import has_frozen_weights
 from grpo_trainer.optim import adamw, lr_schedule
 
 

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from grpo_trainer.config import GRPOConfig, load_config, to_toml
-from grpo_trainer.policy_loading import build_policy
+from grpo_trainer.model.loading import build_policy
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -18,10 +18,10 @@ from typing import Any
 from hybrid_agent.agent_loop import AgentConfig
 
 from grpo_trainer.errors import ConfigError, unknown_name_message
+from grpo_trainer.model.packing import PACKINGS
 from grpo_trainer.objectives.advantage import AdvantageConfig
 from grpo_trainer.objectives.curation import CurationConfig
 from grpo_trainer.objectives.rewards import RewardConfig
-from grpo_trainer.packing import PACKINGS
 from grpo_trainer.probes import ProbeSettings
 from grpo_trainer.sft.settings import SFTSettings
 
@@ -124,7 +124,7 @@ class RolloutSettings:
     model call: a longer reply is cut off (it executes nothing); a longer prompt is not
     sampled at all and its step, recorded with an empty response, trains nothing.
 
-    ``engine`` names the rollout engine (:mod:`grpo_trainer.engines`): ``hf`` samples with the
+    ``engine`` names the rollout engine (:mod:`grpo_trainer.model.engines`): ``hf`` samples with the
     trained model's own ``generate`` in this process; ``vllm`` samples with a colocated vLLM
     engine (GPU, the ``vllm`` package) that sleeps during updates and gets the weights after
     each; ``engine_options`` are its keyword arguments (``gpu_memory_utilization`` ...).
@@ -195,19 +195,19 @@ class OptimSettings:
     ``micro_batch_tokens = N`` sizes the micro-batches of an update by tokens instead of
     ``[engine] micro_batch_size`` samples: samples sorted by length share a micro-batch while
     its padded size (rows x longest prompt + response) stays within N
-    (:func:`grpo_trainer.packing.token_micro_batches`); 0 leaves it to ``micro_batch_size``.
+    (:func:`grpo_trainer.model.packing.token_micro_batches`); 0 leaves it to ``micro_batch_size``.
 
     ``packing`` lays out a micro-batch of an ``hf:`` policy: ``padded`` (the default) as
     left-padded rows; ``padding_free`` as one row of its samples back to back, no pad token,
     position ids restarting at each sample (the model's own multimodal rope positions) and
-    attention that stops at sample boundaries (:func:`grpo_trainer.model_inputs.collate_packed`);
+    attention that stops at sample boundaries (:func:`grpo_trainer.model.inputs.collate_packed`);
     ``micro_batch_tokens`` then budgets the sum of the lengths. Both score the same log-probs.
     It pays on GPU with a model whose attention is ``flash_attention_2`` (varlen kernels from
     the position ids, no mask); under SDPA or eager (CPU, and the default load) ``transformers``
     builds a block-diagonal ``T x T`` mask for the row, which is why padded stays the default.
 
     ``cache_inputs`` keeps each sample's processed inputs (pixels in the model's dtype) on the
-    host from the step's first scoring to its last update (:mod:`grpo_trainer.model_inputs`),
+    host from the step's first scoring to its last update (:mod:`grpo_trainer.model.inputs`),
     so the image processor runs once per sample per step; a window of four 1080p screenshots
     holds 100-200 MB. ``false`` re-runs the processor at every scoring instead.
     """

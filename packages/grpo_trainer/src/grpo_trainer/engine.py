@@ -42,17 +42,17 @@ from osworld_mcp_env.tasks.templates import task_labels
 from grpo_trainer.backend import Backend, make_backend
 from grpo_trainer.checkpoints import load_latest, restore_rng, rng_state, save_checkpoint, seed_everything
 from grpo_trainer.config import GRPOConfig
-from grpo_trainer.engines import make_engine
 from grpo_trainer.errors import ConfigError, GRPOError
 from grpo_trainer.metrics import MetricsSink, summarize_updates
-from grpo_trainer.model_inputs import InputCache
-from grpo_trainer.model_setup import prepare_policy
+from grpo_trainer.model.engines import make_engine
+from grpo_trainer.model.inputs import InputCache
+from grpo_trainer.model.packing import token_micro_batches
+from grpo_trainer.model.policy import CachesInputs, TrainablePolicy, VersionedPolicy
+from grpo_trainer.model.setup import prepare_policy
 from grpo_trainer.objectives.advantage import GroupAdvantages, group_advantages
 from grpo_trainer.objectives.loss import logprob_gap, policy_loss, truncated_is_weights
 from grpo_trainer.objectives.rewards import RewardConfig, interface_unlabelled
 from grpo_trainer.optim import minibatch_bounds
-from grpo_trainer.packing import token_micro_batches
-from grpo_trainer.policy import CachesInputs, TrainablePolicy, VersionedPolicy
 from grpo_trainer.probes import probe_metrics, run_probe
 from grpo_trainer.rollouts.async_worker import RolloutWorker, oldest_version, split_stale
 from grpo_trainer.rollouts.continuous import ContinuousRollouts, RolloutJob, group_jobs
@@ -106,7 +106,7 @@ class Trainer:
         Args:
             config: The run configuration.
             policy: The policy to train (its ``module`` holds the parameters); ``config.model``
-                is applied to it here (:func:`~grpo_trainer.model_setup.prepare_policy`).
+                is applied to it here (:func:`~grpo_trainer.model.setup.prepare_policy`).
             venv: A group env of ``config.rollout.group_size`` members (one per rank); ``None``
                 with ``desktops``.
             run_dir: Where checkpoints, ``metrics.jsonl`` and ``tensorboard/`` go (shared by the ranks).

@@ -33,7 +33,7 @@ import torch
 from grpo_trainer.checkpoints import resolve_checkpoint
 from grpo_trainer.config import GRPOConfig
 from grpo_trainer.errors import CheckpointError, ConfigError
-from grpo_trainer.model_setup import load_trainable_state_dict, prepare_policy
+from grpo_trainer.model.setup import load_trainable_state_dict, prepare_policy
 
 DTYPES = ("bfloat16", "float16", "float32")
 
@@ -99,7 +99,7 @@ def export_hf(
 
 def _trained_policy(config: GRPOConfig, weights: dict[str, torch.Tensor]) -> Any:
     """The run's ``hf:`` policy in fp32 on the CPU with ``[model]`` applied and ``weights`` loaded."""
-    from grpo_trainer.hf_policy import HFTrainablePolicy
+    from grpo_trainer.model.hf_policy import HFTrainablePolicy
 
     policy = HFTrainablePolicy.from_pretrained(config.policy[3:], device="cpu", dtype="float32")
     prepare_policy(policy, config)

@@ -29,7 +29,7 @@ from hybrid_agent.suite import SuiteTask, load_suite, load_tasks
 from osworld_mcp_env.tasks.templates import TRAIN_SEEDS, is_instance_id, parse_instance_id
 
 from grpo_trainer.errors import ConfigError
-from grpo_trainer.policy import AgentPolicy, TrainablePolicy
+from grpo_trainer.model.policy import AgentPolicy, TrainablePolicy
 
 
 @dataclass(frozen=True)

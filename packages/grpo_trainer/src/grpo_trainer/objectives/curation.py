@@ -32,8 +32,8 @@ from hybrid_agent.suite import SuiteTask
 from osworld_mcp_env.tasks.templates import TEMPLATES
 
 from grpo_trainer.errors import ConfigError
+from grpo_trainer.model.policy import TrainablePolicy
 from grpo_trainer.objectives.rewards import RewardConfig, succeeded
-from grpo_trainer.policy import TrainablePolicy
 from grpo_trainer.rollouts.episode import Episode
 from grpo_trainer.rollouts.group import RolloutConfig, collect_group
 from grpo_trainer.rollouts.tasks import group_task

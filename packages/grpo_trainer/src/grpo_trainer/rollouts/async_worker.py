@@ -4,7 +4,7 @@ As in verl's and OpenRLHF's async trainers on one process, a producer (here a
 thread, :class:`RolloutWorker`) rolls out step after step into a bounded queue
 with its own copy of the policy, and the learner consumes one step's groups at a
 time, updates, and publishes its weights to the copy
-(:meth:`~grpo_trainer.policy.VersionedPolicy.publish`), between two model calls. Every
+(:meth:`~grpo_trainer.model.policy.VersionedPolicy.publish`), between two model calls. Every
 step sample carries the version of the weights that produced it and the
 log-probabilities they gave, so the clipped ratio and the KL of a stale sample
 are taken against the policy that really acted. A group whose oldest sample is

@@ -44,7 +44,7 @@ from hybrid_agent.dispatch import PolicyDispatcher
 from hybrid_agent.policies.base import Generation, Policy, PolicyRequest
 
 from grpo_trainer.errors import ConfigError
-from grpo_trainer.policy import AgentPolicy, TrainablePolicy, VersionedPolicy
+from grpo_trainer.model.policy import AgentPolicy, TrainablePolicy, VersionedPolicy
 from grpo_trainer.rollouts.episode import Episode
 from grpo_trainer.rollouts.group import RolloutConfig, collect_group
 from grpo_trainer.rollouts.vector import make_group_env

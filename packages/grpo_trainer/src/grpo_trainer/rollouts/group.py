@@ -27,7 +27,7 @@ from hybrid_agent.retention import RetentionPlan
 from osworld_mcp_env.tasks.templates import task_labels
 
 from grpo_trainer.errors import GRPOError
-from grpo_trainer.policy import AgentPolicy, TrainablePolicy, VersionedPolicy
+from grpo_trainer.model.policy import AgentPolicy, TrainablePolicy, VersionedPolicy
 from grpo_trainer.rollouts.episode import Episode, StepSample
 from grpo_trainer.rollouts.vector import HOLD_ACTION, HeldInfo, held_info
 

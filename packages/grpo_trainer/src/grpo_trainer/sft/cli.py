@@ -23,8 +23,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     config = load_config(args.config)
     if not config.sft.runs:
         parser.error("[sft] runs is empty: name the run directories (hybrid-agent eval --out) to learn from")
-    from grpo_trainer.hf_policy import HFTrainablePolicy
-    from grpo_trainer.policy_loading import build_policy
+    from grpo_trainer.model.hf_policy import HFTrainablePolicy
+    from grpo_trainer.model.loading import build_policy
     from grpo_trainer.sft.dataset import SFTDataset
     from grpo_trainer.sft.trainer import SFTTrainer, total_updates
 

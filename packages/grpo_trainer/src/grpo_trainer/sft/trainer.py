@@ -33,7 +33,7 @@ from grpo_trainer.checkpoints import load_latest, restore_rng, rng_state, save_c
 from grpo_trainer.config import GRPOConfig
 from grpo_trainer.export import export_hf
 from grpo_trainer.metrics import MetricsSink
-from grpo_trainer.model_setup import prepare_policy
+from grpo_trainer.model.setup import prepare_policy
 from grpo_trainer.sft.dataset import SFTDataset
 from grpo_trainer.sft.settings import SFTSettings
 

@@ -22,7 +22,7 @@ from hybrid_agent.messages import Message
 from hybrid_agent.policies.base import FinishReason, Generation, PolicyRequest, TokenTrace
 
 if TYPE_CHECKING:
-    from grpo_trainer.model_inputs import InputCache
+    from grpo_trainer.model.inputs import InputCache
 
 
 @dataclass(frozen=True)
@@ -53,7 +53,7 @@ class TrainablePolicy(Protocol):
 
     The trainer hands :meth:`sample` and :meth:`logprobs` the very objects :meth:`encode`
     returned, so a policy whose model needs more than ids (a VLM's pixels) may return a
-    ``list[int]`` subclass that carries it (:class:`grpo_trainer.hf_policy.VisionPrompt`);
+    ``list[int]`` subclass that carries it (:class:`grpo_trainer.model.hf_policy.VisionPrompt`);
     replay compares them as plain lists.
     """
 
@@ -82,7 +82,7 @@ class CachesInputs(Protocol):
     """A trainable policy that can keep its processed model inputs for one training batch.
 
     The trainer opens :meth:`cached_inputs` around a batch's scoring and updates, which
-    score the same prompts several times (:mod:`grpo_trainer.model_inputs`).
+    score the same prompts several times (:mod:`grpo_trainer.model.inputs`).
     """
 
     def cached_inputs(self) -> AbstractContextManager[InputCache]:
@@ -106,7 +106,7 @@ class VersionedPolicy:
         """Wraps ``policy``, whose current weights are ``version``.
 
         ``sampler`` answers the model calls instead of ``policy`` (a rollout engine,
-        :mod:`grpo_trainer.engines`); ``policy`` still encodes the prompts and owns the module.
+        :mod:`grpo_trainer.model.engines`); ``policy`` still encodes the prompts and owns the module.
         """
         self.policy = policy
         self.sampler: Sampler = sampler if sampler is not None else policy

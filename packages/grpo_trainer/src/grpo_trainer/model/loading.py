@@ -10,7 +10,7 @@ import os
 
 from grpo_trainer.config import GRPOConfig
 from grpo_trainer.errors import ConfigError
-from grpo_trainer.policy import TrainablePolicy
+from grpo_trainer.model.policy import TrainablePolicy
 
 
 def build_policy(config: GRPOConfig) -> TrainablePolicy:
@@ -22,14 +22,14 @@ def build_policy(config: GRPOConfig) -> TrainablePolicy:
     laid out as ``[optim] packing`` says.
     """
     if config.policy == "tiny":
-        from grpo_trainer.tiny import TinyPolicy
-        from grpo_trainer.toy_menu import MENU
+        from grpo_trainer.model.tiny import TinyPolicy
+        from grpo_trainer.model.toy_menu import MENU
 
         return TinyPolicy(MENU, seed=config.engine.seed)
     if config.policy.startswith("hf:") and len(config.policy) > 3:
         import torch
 
-        from grpo_trainer.hf_policy import HFTrainablePolicy
+        from grpo_trainer.model.hf_policy import HFTrainablePolicy
 
         engine = config.engine
         bf16 = engine.backend == "deepspeed" and engine.precision == "bf16"

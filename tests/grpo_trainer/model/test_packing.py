@@ -1,5 +1,5 @@
 import pytest
-from grpo_trainer.packing import padded_tokens, token_micro_batches
+from grpo_trainer.model.packing import padded_tokens, token_micro_batches
 
 
 def test_groups_by_padded_size_longest_first():

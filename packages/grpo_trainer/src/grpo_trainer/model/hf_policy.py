@@ -39,9 +39,9 @@ from hybrid_agent.policies.base import FinishReason, PolicyOptions
 from hybrid_agent.policies.hf import STOP, HFPolicy
 from torch.utils.checkpoint import checkpoint
 
-from grpo_trainer.model_inputs import InputCache, RopeIndex, collate_packed, collate_padded
-from grpo_trainer.packing import PACKINGS
-from grpo_trainer.policy import Sampled
+from grpo_trainer.model.inputs import InputCache, RopeIndex, collate_packed, collate_padded
+from grpo_trainer.model.packing import PACKINGS
+from grpo_trainer.model.policy import Sampled
 
 # Tokens (rows x positions) per chunk of full-vocabulary values when scoring: 1,024 x 151,936 fp32 is 0.6 GB.
 LOGPROB_CHUNK = 1024
@@ -339,7 +339,7 @@ class HFTrainablePolicy:
     def _packed_logprobs(
         self, prompts: Sequence[list[int]], responses: Sequence[list[int]], temperature: float
     ) -> torch.Tensor:
-        """:meth:`logprobs` over one padding-free row (:func:`~grpo_trainer.model_inputs.collate_packed`)."""
+        """:meth:`logprobs` over one padding-free row (:func:`~grpo_trainer.model.inputs.collate_packed`)."""
         parts = [self.inputs.get(prompt, self._process) for prompt in prompts]
         packed, first = collate_packed(parts, responses, self._rope_index())
         device = self.module.device

@@ -54,9 +54,9 @@ from hybrid_agent.policies.base import FinishReason
 from hybrid_agent.policies.hf import STOP
 
 from grpo_trainer.config import lora_capacity
-from grpo_trainer.engines import register_engine
 from grpo_trainer.errors import ConfigError, GRPOError
-from grpo_trainer.policy import Sampled, TrainablePolicy
+from grpo_trainer.model.engines import register_engine
+from grpo_trainer.model.policy import Sampled, TrainablePolicy
 
 if TYPE_CHECKING:
     from grpo_trainer.backend import Backend
@@ -136,7 +136,7 @@ class VLLMEngine:
         """Starts the engine on the checkpoint at ``path``.
 
         Args:
-            policy: The :class:`~grpo_trainer.hf_policy.HFTrainablePolicy` whose prompts it
+            policy: The :class:`~grpo_trainer.model.hf_policy.HFTrainablePolicy` whose prompts it
                 samples (its end ids, banned ids and budgets are the engine's).
             path: The ``hf:PATH`` directory (the same weights the trainer loaded).
             max_model_len: Prompt plus response budget.

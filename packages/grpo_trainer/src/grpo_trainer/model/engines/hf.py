@@ -1,7 +1,7 @@
 """``[rollout] engine = "hf"``: the trained policy samples its own rollouts in this process.
 
-Sampling is the policy's :meth:`~grpo_trainer.policy.TrainablePolicy.sample` (for ``hf:PATH``,
-:meth:`grpo_trainer.hf_policy.HFTrainablePolicy.sample`: ``generate`` with the recorded
+Sampling is the policy's :meth:`~grpo_trainer.model.policy.TrainablePolicy.sample` (for ``hf:PATH``,
+:meth:`grpo_trainer.model.hf_policy.HFTrainablePolicy.sample`: ``generate`` with the recorded
 sampling law), with the backend's full weights gathered for the step's rollouts (ZeRO-3).
 The module it runs is the trained one (sync mode) or the async copy the Trainer publishes
 weights to, so there is nothing to hand over after an update.
@@ -13,8 +13,8 @@ import contextlib
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from grpo_trainer.engines import register_engine
-from grpo_trainer.policy import Sampled, TrainablePolicy
+from grpo_trainer.model.engines import register_engine
+from grpo_trainer.model.policy import Sampled, TrainablePolicy
 
 if TYPE_CHECKING:
     from grpo_trainer.backend import Backend
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 
 class HFEngine:
-    """The policy's own sampling behind the :class:`~grpo_trainer.engines.RolloutEngine` interface."""
+    """The policy's own sampling behind the :class:`~grpo_trainer.model.engines.RolloutEngine` interface."""
 
     shares_weights = True
 

@@ -7,7 +7,7 @@ short ones or runs out of memory on long ones, and with left padding a micro-bat
 length (longest first) and fills each micro-batch while its padded size
 ``rows x longest`` stays within ``max_tokens``, so similar lengths share a micro-batch and
 padding stays small. A sample longer than the budget gets a micro-batch of its own.
-Padding-free micro-batches (one row of samples back to back, :mod:`grpo_trainer.model_inputs`)
+Padding-free micro-batches (one row of samples back to back, :mod:`grpo_trainer.model.inputs`)
 cost the sum of their lengths instead, and are budgeted so (``padded=False``).
 """
 
@@ -18,7 +18,7 @@ from collections.abc import Sequence
 __all__ = ["PACKINGS", "padded_tokens", "token_micro_batches"]
 
 # How a micro-batch is laid out for the model ([optim] packing): left-padded rows, or one row of
-# its samples back to back without padding (grpo_trainer.model_inputs.collate_packed).
+# its samples back to back without padding (grpo_trainer.model.inputs.collate_packed).
 PACKINGS = ("padded", "padding_free")
 
 

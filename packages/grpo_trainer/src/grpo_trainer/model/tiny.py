@@ -19,7 +19,7 @@ import torch
 from hybrid_agent.messages import Message
 from torch import nn
 
-from grpo_trainer.policy import Sampled
+from grpo_trainer.model.policy import Sampled
 
 PAD, BOS, IMAGE = 256, 257, 258
 VOCAB = 259
@@ -45,8 +45,8 @@ def render_bytes(messages: Sequence[Message]) -> list[int]:
 class PrefixTree:
     """Token sequences as a tree: which tokens may follow a prefix so that some sequence continues.
 
-    :class:`TinyPolicy` restricts each response byte with it; :class:`grpo_trainer.menu_policy.MenuPolicy`
-    restricts each response of a multi-turn plan.
+    :class:`TinyPolicy` restricts each response byte with it;
+    :class:`grpo_trainer.model.menu_policy.MenuPolicy` restricts each response of a multi-turn plan.
     """
 
     def __init__(self, sequences: Sequence[Sequence[int]]) -> None:

@@ -1,4 +1,4 @@
-"""The response menu of :class:`~grpo_trainer.tiny.TinyPolicy` for the ToolOrGui env.
+"""The response menu of :class:`~grpo_trainer.model.tiny.TinyPolicy` for the ToolOrGui env.
 
 Each entry is a complete model output in the study's format (``Action:`` line and a
 ``<tool_call>``), so it goes through ``hybrid_agent``'s parser like a real model's.

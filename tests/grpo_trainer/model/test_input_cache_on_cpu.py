@@ -12,8 +12,8 @@ import torch
 from grpo_trainer import engine
 from grpo_trainer.config import EngineSettings, GRPOConfig, LossSettings, OptimSettings, RolloutSettings
 from grpo_trainer.engine import Trainer
-from grpo_trainer.hf_policy import HFTrainablePolicy, token_logprobs
-from grpo_trainer.model_inputs import InputCache, collate_padded
+from grpo_trainer.model.hf_policy import HFTrainablePolicy, token_logprobs
+from grpo_trainer.model.inputs import InputCache, collate_padded
 from grpo_trainer.objectives.advantage import group_advantages
 from grpo_trainer.objectives.rewards import RewardConfig
 from grpo_trainer.rollouts.vector import make_group_env

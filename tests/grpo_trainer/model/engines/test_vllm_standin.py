@@ -16,9 +16,9 @@ from types import SimpleNamespace
 import pytest
 import torch
 from grpo_trainer.config import GRPOConfig, LoraSettings, ModelSettings, RolloutSettings
-from grpo_trainer.engines import vllm as engine_module
-from grpo_trainer.engines.vllm import BANNED_BIAS, PromptMismatch, VLLMEngine, collapse_image_pads
 from grpo_trainer.errors import ConfigError
+from grpo_trainer.model.engines import vllm as engine_module
+from grpo_trainer.model.engines.vllm import BANNED_BIAS, PromptMismatch, VLLMEngine, collapse_image_pads
 from hybrid_agent.messages import image_part, text_part
 from PIL import Image
 from tiny_vlm import tiny_vlm_policy
@@ -168,7 +168,7 @@ def test_sleep_wake_and_weight_sync_order(standin):
 
 
 def test_lora_adapters_are_served_as_requests(standin):
-    from grpo_trainer.model_setup import prepare_policy
+    from grpo_trainer.model.setup import prepare_policy
     from update_setup import vlm_config
 
     policy = standin.policy

@@ -13,7 +13,7 @@ from grpo_trainer import engine
 from grpo_trainer.config import EngineSettings, GRPOConfig, OptimSettings, RolloutSettings
 from grpo_trainer.engine import Trainer
 from grpo_trainer.errors import ConfigError
-from grpo_trainer.model_inputs import collate_packed
+from grpo_trainer.model.inputs import collate_packed
 from grpo_trainer.objectives.advantage import group_advantages
 from grpo_trainer.objectives.rewards import RewardConfig
 from grpo_trainer.rollouts.vector import make_group_env

@@ -12,10 +12,10 @@ import gymnasium as gym
 import torch
 from grpo_trainer.engine import Trainer
 from grpo_trainer.errors import ConfigError
-from grpo_trainer.model_setup import prepare_policy
+from grpo_trainer.model.setup import prepare_policy
+from grpo_trainer.model.tiny import TinyPolicy
+from grpo_trainer.model.toy_menu import MENU
 from grpo_trainer.rollouts.vector import make_group_env
-from grpo_trainer.tiny import TinyPolicy
-from grpo_trainer.toy_menu import MENU
 from hybrid_agent.messages import image_part, text_part
 from peft import PeftModel
 from PIL import Image

@@ -6,12 +6,12 @@ import importlib.util
 import pytest
 import torch
 from grpo_trainer.config import GRPOConfig, RolloutSettings
-from grpo_trainer.engines import RolloutEngine, make_engine
-from grpo_trainer.engines.hf import HFEngine
-from grpo_trainer.engines.vllm import VLLMMissing
 from grpo_trainer.errors import ConfigError
-from grpo_trainer.tiny import TinyPolicy
-from grpo_trainer.toy_menu import MENU
+from grpo_trainer.model.engines import RolloutEngine, make_engine
+from grpo_trainer.model.engines.hf import HFEngine
+from grpo_trainer.model.engines.vllm import VLLMMissing
+from grpo_trainer.model.tiny import TinyPolicy
+from grpo_trainer.model.toy_menu import MENU
 
 
 def test_the_hf_engine_samples_what_the_policy_samples():

@@ -14,7 +14,7 @@ from grpo_trainer.cli import build_policy
 from grpo_trainer.config import EngineSettings, GRPOConfig, OptimSettings, RolloutSettings, load_config
 from grpo_trainer.engine import Trainer
 from grpo_trainer.errors import ConfigError
-from grpo_trainer.hf_policy import VisionPrompt, token_logprobs
+from grpo_trainer.model.hf_policy import VisionPrompt, token_logprobs
 from grpo_trainer.objectives.advantage import group_advantages
 from grpo_trainer.objectives.rewards import RewardConfig
 from grpo_trainer.rollouts.vector import make_group_env
@@ -93,7 +93,7 @@ def test_unknown_policies_are_refused_with_the_choices():
 
 def test_the_gpu_example_is_wired_to_the_hf_loader():
     # No longer refused by name: it reaches hf:'s loader, which reports the missing checkpoint.
-    config = load_config(Path(__file__).parents[2] / "examples" / "grpo_qwen3vl_gpu.toml")
+    config = load_config(Path(__file__).parents[3] / "examples" / "grpo_qwen3vl_gpu.toml")
     assert (config.engine.backend, config.engine.zero_stage, config.engine.precision) == (
         "deepspeed",
         3,

@@ -1,8 +1,8 @@
 """Rollout engines: what samples the rollouts' tokens, beside the model the trainer updates.
 
-``[rollout] engine`` names one. ``hf`` (:mod:`grpo_trainer.engines.hf`) is the trained
+``[rollout] engine`` names one. ``hf`` (:mod:`grpo_trainer.model.engines.hf`) is the trained
 policy's own ``generate`` in this process: CPU, tests, small runs. ``vllm``
-(:mod:`grpo_trainer.engines.vllm`) is a colocated vLLM engine on the same GPU, asleep while
+(:mod:`grpo_trainer.model.engines.vllm`) is a colocated vLLM engine on the same GPU, asleep while
 the trainer updates and handed the new weights after each update phase. Either way the
 rollout stores the prompt ids the policy encoded and the response ids and log-probs the
 engine returned: those are the truth training and ``[engine] replay_check`` use.
@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from osworld_mcp_env.registry import Registry
 
 from grpo_trainer.errors import RegistryError
-from grpo_trainer.policy import Sampled, TrainablePolicy
+from grpo_trainer.model.policy import Sampled, TrainablePolicy
 
 if TYPE_CHECKING:
     from grpo_trainer.backend import Backend
@@ -57,7 +57,9 @@ EngineFactory = Callable[["GRPOConfig", TrainablePolicy], RolloutEngine]
 """``(config, rollout_policy) -> engine``: the engine of a run, sampling for that policy's prompts."""
 
 ENGINES: Registry[EngineFactory] = Registry(
-    "rollout engine", error=RegistryError, providers=("grpo_trainer.engines.hf", "grpo_trainer.engines.vllm")
+    "rollout engine",
+    error=RegistryError,
+    providers=("grpo_trainer.model.engines.hf", "grpo_trainer.model.engines.vllm"),
 )
 """Rollout engines by ``[rollout] engine`` name."""
 

@@ -1,13 +1,13 @@
 """A tabular policy over a tree of multi-turn plans: the smallest honest learner for the real desktop.
 
-:class:`~grpo_trainer.tiny.TinyPolicy` chooses one response byte by byte; an episode
+:class:`~grpo_trainer.model.tiny.TinyPolicy` chooses one response byte by byte; an episode
 on the real desktop takes several calls (write a cell, save, terminate), and a
 policy that picks each call uniformly from a menu solves a three-call task about
 once in ``len(menu) ** 3`` tries, too rarely for a few GRPO steps to see a success.
 :class:`MenuPolicy` therefore chooses among *plans*, sequences of complete responses
 (``Action:`` line and one ``<tool_call>``, read by ``hybrid_agent``'s parser like a
 model's), the way TinyPolicy chooses among byte strings: the plans form a
-:class:`~grpo_trainer.tiny.PrefixTree`, and at each turn the policy may give only a
+:class:`~grpo_trainer.model.tiny.PrefixTree`, and at each turn the policy may give only a
 response that continues some plan after the calls it already made. Its state is that
 history, read from the context the agent loop built (the current turn's "Previous
 actions" lines, :func:`hybrid_agent.prompt.current_turn_text`); its parameters are one
@@ -26,8 +26,8 @@ from hybrid_agent.parse import extract_action_line
 from torch import nn
 
 from grpo_trainer.errors import ConfigError, GRPOError
-from grpo_trainer.policy import Sampled
-from grpo_trainer.tiny import PrefixTree
+from grpo_trainer.model.policy import Sampled
+from grpo_trainer.model.tiny import PrefixTree
 
 HISTORY_HEADER = "Previous actions:\n"
 """Where :func:`hybrid_agent.prompt.current_turn_text` starts the one-line history."""

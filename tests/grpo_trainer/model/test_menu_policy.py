@@ -4,7 +4,7 @@ import pytest
 import torch
 from desktop_menu import one_cell_plans
 from grpo_trainer.errors import ConfigError, GRPOError
-from grpo_trainer.menu_policy import MenuPolicy
+from grpo_trainer.model.menu_policy import MenuPolicy
 from hybrid_agent.messages import text_part
 from hybrid_agent.parse import extract_action_line
 from hybrid_agent.prompt import current_turn_text
