@@ -213,8 +213,8 @@ def rollout_rows(spec: str, policy: Any, args: argparse.Namespace, emit: Any) ->
     bf16 autocast on the GPU). An engine that cannot start, or fails while sampling, is a row
     saying so; the next engine still runs.
     """
-    from grpo_trainer.backend import make_backend
     from grpo_trainer.model.engines import make_engine
+    from grpo_trainer.training.backend import make_backend
 
     backend = make_backend(_config(spec, "hf", args), policy.module)
 
@@ -276,8 +276,8 @@ def training_rows(
     """``--steps`` GRPO steps of ``setup`` on ``env_id``; one row per step."""
     import gymnasium as gym
     from grpo_trainer.cli import build_policy
-    from grpo_trainer.engine import Trainer
     from grpo_trainer.rollouts.vector import make_group_env
+    from grpo_trainer.training.trainer import Trainer
 
     config = _config(spec, args.train_engine, args, setup)
     task = "toy" if env_id == TOY_ENV else args.desktop_task

@@ -12,12 +12,12 @@ import gymnasium as gym
 import torch
 from grpo_trainer.cli import build_policy
 from grpo_trainer.config import EngineSettings, GRPOConfig, OptimSettings, RolloutSettings, load_config
-from grpo_trainer.engine import Trainer
 from grpo_trainer.errors import ConfigError
 from grpo_trainer.model.hf_policy import VisionPrompt, token_logprobs
 from grpo_trainer.objectives.advantage import group_advantages
 from grpo_trainer.objectives.rewards import RewardConfig
 from grpo_trainer.rollouts.vector import make_group_env
+from grpo_trainer.training.trainer import Trainer
 from hybrid_agent.errors import ConfigError as HFConfigError
 from tiny_vlm import tiny_vlm_policy
 

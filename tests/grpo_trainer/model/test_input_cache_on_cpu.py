@@ -9,14 +9,14 @@ pytest.importorskip("transformers")
 import grpo_trainer  # noqa: F401  (registers the toy env)
 import gymnasium as gym
 import torch
-from grpo_trainer import engine
 from grpo_trainer.config import EngineSettings, GRPOConfig, LossSettings, OptimSettings, RolloutSettings
-from grpo_trainer.engine import Trainer
 from grpo_trainer.model.hf_policy import HFTrainablePolicy, token_logprobs
 from grpo_trainer.model.inputs import InputCache, collate_padded
 from grpo_trainer.objectives.advantage import group_advantages
 from grpo_trainer.objectives.rewards import RewardConfig
 from grpo_trainer.rollouts.vector import make_group_env
+from grpo_trainer.training import trainer as engine
+from grpo_trainer.training.trainer import Trainer
 from hybrid_agent.messages import image_part, text_part
 from PIL import Image
 from tiny_vlm import tiny_vlm_policy

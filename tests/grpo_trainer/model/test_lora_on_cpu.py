@@ -10,12 +10,12 @@ pytest.importorskip("peft")
 import grpo_trainer  # noqa: F401  (registers the toy env)
 import gymnasium as gym
 import torch
-from grpo_trainer.engine import Trainer
 from grpo_trainer.errors import ConfigError
 from grpo_trainer.model.setup import prepare_policy
 from grpo_trainer.model.tiny import TinyPolicy
 from grpo_trainer.model.toy_menu import MENU
 from grpo_trainer.rollouts.vector import make_group_env
+from grpo_trainer.training.trainer import Trainer
 from hybrid_agent.messages import image_part, text_part
 from peft import PeftModel
 from PIL import Image
@@ -130,7 +130,7 @@ from pathlib import Path
 import gymnasium as gym, torch
 import grpo_trainer
 from grpo_trainer.cli import build_policy
-from grpo_trainer.engine import Trainer
+from grpo_trainer.training.trainer import Trainer
 from grpo_trainer.rollouts.vector import make_group_env
 from tiny_vlm import saved_tiny_vlm
 from update_setup import LORA, logits, signed_updates, vlm_config
@@ -162,7 +162,7 @@ venv.close()
 @pytest.mark.timeout(1800)
 def test_lora_with_checkpointing_under_zero3_trains_the_adapters_resumes_and_exports(tmp_path):
     from ds_launch import one_rank
-    from grpo_trainer.export import export_hf
+    from grpo_trainer.training.export import export_hf
     from hybrid_agent.policies import PolicyOptions, make_policy
     from tiny_vlm import register_processor
     from update_setup import logits

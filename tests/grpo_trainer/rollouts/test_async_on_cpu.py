@@ -12,12 +12,12 @@ import pytest
 from grpo_helpers import episode, gui, sample
 from grpo_trainer.cli import main
 from grpo_trainer.config import GRPOConfig, load_config
-from grpo_trainer.engine import Trainer
 from grpo_trainer.errors import ConfigError
 from grpo_trainer.model.tiny import TinyPolicy
 from grpo_trainer.model.toy_menu import MENU
 from grpo_trainer.rollouts.async_worker import is_stale, oldest_version, split_stale
 from grpo_trainer.rollouts.vector import make_group_env
+from grpo_trainer.training.trainer import Trainer
 from toy_setup import toy_config, toy_trainer
 
 UPDATES = 2  # toy_config's updates_per_batch: optimizer updates per step, the unit of staleness

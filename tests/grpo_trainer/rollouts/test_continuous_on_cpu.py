@@ -12,13 +12,13 @@ from collections.abc import Sequence
 import gymnasium as gym
 import pytest
 import torch
-from grpo_trainer.engine import Trainer
 from grpo_trainer.errors import ConfigError
 from grpo_trainer.model.tiny import TinyPolicy
 from grpo_trainer.model.toy_menu import CLICK, MENU, READ
 from grpo_trainer.rollouts.continuous import ContinuousRollouts, RolloutJob, group_jobs
 from grpo_trainer.rollouts.group import RolloutConfig
 from grpo_trainer.rollouts.toy_env import ToolOrGuiEnv
+from grpo_trainer.training.trainer import Trainer
 from hybrid_agent.policies.base import Generation, PolicyRequest
 from toy_setup import toy_config
 

@@ -26,7 +26,6 @@ import torch
 os.environ.setdefault("RAY_ENABLE_UV_RUN_RUNTIME_ENV", "0")
 ray = pytest.importorskip("ray", reason="ray is not installed (the grpo-trainer[ray] extra)")
 
-from grpo_trainer import engine  # noqa: E402
 from grpo_trainer.cli import main  # noqa: E402
 from grpo_trainer.errors import ConfigError  # noqa: E402
 from grpo_trainer.model.tiny import TinyPolicy  # noqa: E402
@@ -36,6 +35,7 @@ from grpo_trainer.rollouts.episode import Episode  # noqa: E402
 from grpo_trainer.rollouts.group import RolloutConfig  # noqa: E402
 from grpo_trainer.rollouts.toy_env import ENV_ID  # noqa: E402
 from grpo_trainer.rollouts.vector_ray import RayPlacement, RayVectorEnv  # noqa: E402
+from grpo_trainer.training import trainer as engine  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).parents[2] / "osworld_mcp_env"))
 from polling import wait_until  # noqa: E402

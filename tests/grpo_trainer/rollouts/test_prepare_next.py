@@ -7,10 +7,10 @@ from typing import Any
 
 import gymnasium as gym
 from grpo_trainer.config import RolloutSettings
-from grpo_trainer.engine import Trainer, group_index
 from grpo_trainer.model.tiny import TinyPolicy
 from grpo_trainer.model.toy_menu import MENU
 from grpo_trainer.rollouts.vector import make_group_env
+from grpo_trainer.training.trainer import Trainer, group_index
 from toy_setup import toy_config
 
 

@@ -8,12 +8,12 @@ from typing import Any
 import gymnasium as gym
 import pytest
 from grpo_trainer.config import GRPOConfig, RolloutSettings
-from grpo_trainer.engine import Trainer
 from grpo_trainer.errors import ConfigError
 from grpo_trainer.model.tiny import TinyPolicy
 from grpo_trainer.model.toy_menu import MENU
 from grpo_trainer.rollouts.continuous import RolloutJob
 from grpo_trainer.rollouts.env_setup import env_kwargs
+from grpo_trainer.training.trainer import Trainer
 from toy_setup import toy_config
 
 DESKTOP = "osworld_mcp_env:OSWorldMCP-v0"

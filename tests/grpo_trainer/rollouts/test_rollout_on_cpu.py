@@ -69,7 +69,7 @@ def test_training_uses_the_stored_prompt_and_the_replay_check_catches_a_rebuild_
     import dataclasses
 
     import pytest
-    from grpo_trainer.engine import ReplayMismatch
+    from grpo_trainer.training.trainer import ReplayMismatch
     from toy_setup import toy_config, toy_trainer
 
     config = toy_config(seed=1)

@@ -12,9 +12,9 @@ import gymnasium as gym
 import pytest
 from grpo_trainer import cli
 from grpo_trainer.config import RolloutSettings, load_config
-from grpo_trainer.engine import group_index
-from grpo_trainer.probes import ProbeSettings, probe_tasks
 from grpo_trainer.rollouts.tasks import group_task, resolve_tasks, train_seed
+from grpo_trainer.training.probes import ProbeSettings, probe_tasks
+from grpo_trainer.training.trainer import group_index
 from hybrid_agent.errors import ConfigError as AgentConfigError
 from hybrid_agent.suite import UnknownSuite
 from osworld_mcp_env.tasks import load_task

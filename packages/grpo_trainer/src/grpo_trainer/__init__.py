@@ -5,9 +5,9 @@ post-normalisation step terms), :mod:`~grpo_trainer.objectives.advantage` (group
 1/T broadcast, accuracy filter) and :mod:`~grpo_trainer.objectives.loss` (clipped
 surrogate, k3 KL). :mod:`~grpo_trainer.rollouts.group` runs G rollouts per task over a
 Gymnasium vector env with ``hybrid_agent``'s context builder;
-:mod:`~grpo_trainer.engine` trains on the step samples and checkpoints exactly,
+:mod:`~grpo_trainer.training.trainer` trains on the step samples and checkpoints exactly,
 synchronously or with rollouts overlapping updates (:mod:`~grpo_trainer.rollouts.async_worker`),
-and logs through :mod:`~grpo_trainer.metrics` (JSONL and TensorBoard).
+and logs through :mod:`~grpo_trainer.training.metrics` (JSONL and TensorBoard).
 torch is imported only by the modules that need it. The flat import paths of
 before the layout by role are aliases that warn (the table is :mod:`grpo_trainer._moved`).
 """

@@ -37,4 +37,12 @@ MOVED_MODULES: dict[str, str] = {
     "grpo_trainer.engines": "grpo_trainer.model.engines",
     "grpo_trainer.engines.hf": "grpo_trainer.model.engines.hf",
     "grpo_trainer.engines.vllm": "grpo_trainer.model.engines.vllm",
+    "grpo_trainer.engine": "grpo_trainer.training.trainer",
+    "grpo_trainer.backend": "grpo_trainer.training.backend",
+    "grpo_trainer.backend_deepspeed": "grpo_trainer.training.backend_deepspeed",
+    "grpo_trainer.optim": "grpo_trainer.training.optim",
+    "grpo_trainer.checkpoints": "grpo_trainer.training.checkpoints",
+    "grpo_trainer.export": "grpo_trainer.training.export",
+    "grpo_trainer.metrics": "grpo_trainer.training.metrics",
+    "grpo_trainer.probes": "grpo_trainer.training.probes",
 }

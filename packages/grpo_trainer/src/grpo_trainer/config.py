@@ -22,8 +22,8 @@ from grpo_trainer.model.packing import PACKINGS
 from grpo_trainer.objectives.advantage import AdvantageConfig
 from grpo_trainer.objectives.curation import CurationConfig
 from grpo_trainer.objectives.rewards import RewardConfig
-from grpo_trainer.probes import ProbeSettings
 from grpo_trainer.sft.settings import SFTSettings
+from grpo_trainer.training.probes import ProbeSettings
 
 # The decoder's linear layers in Qwen3-VL (and Qwen2/2.5-VL): attention and MLP projections of the language
 # model. The vision tower names its layers qkv/proj/linear_fc*, so it stays frozen.

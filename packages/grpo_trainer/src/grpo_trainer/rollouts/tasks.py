@@ -4,7 +4,7 @@
 ``seeded:train``, a split file, a directory, a task id such as ``calc-column-sum@7``),
 resolved by :func:`hybrid_agent.suite.load_tasks`, so training and evaluation read
 a spec the same way. Groups cycle through the resolved list by their global index
-(:func:`grpo_trainer.engine.group_index`). A seeded template's seed-0 task (a bare
+(:func:`grpo_trainer.training.trainer.group_index`). A seeded template's seed-0 task (a bare
 template id, as ``seeded:train`` lists them) is never trained on as is: each group
 gets a fresh instance ``TEMPLATE@SEED`` whose seed lies in
 :data:`~osworld_mcp_env.tasks.templates.TRAIN_SEEDS` and follows from the engine seed

@@ -23,8 +23,8 @@ from grpo_trainer.errors import RegistryError
 from grpo_trainer.model.policy import Sampled, TrainablePolicy
 
 if TYPE_CHECKING:
-    from grpo_trainer.backend import Backend
     from grpo_trainer.config import GRPOConfig
+    from grpo_trainer.training.backend import Backend
 
 __all__ = ["ENGINES", "EngineFactory", "RolloutEngine", "make_engine", "register_engine"]
 

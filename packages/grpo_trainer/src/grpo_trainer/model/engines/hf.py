@@ -17,8 +17,8 @@ from grpo_trainer.model.engines import register_engine
 from grpo_trainer.model.policy import Sampled, TrainablePolicy
 
 if TYPE_CHECKING:
-    from grpo_trainer.backend import Backend
     from grpo_trainer.config import GRPOConfig
+    from grpo_trainer.training.backend import Backend
 
 
 class HFEngine:

@@ -59,8 +59,8 @@ from grpo_trainer.model.engines import register_engine
 from grpo_trainer.model.policy import Sampled, TrainablePolicy
 
 if TYPE_CHECKING:
-    from grpo_trainer.backend import Backend
     from grpo_trainer.config import GRPOConfig
+    from grpo_trainer.training.backend import Backend
 
 # A banned id's logit bias: exp(-1e9) is 0 in fp32, so the law is the hf engine's -inf mask.
 BANNED_BIAS = -1e9

@@ -13,10 +13,10 @@ import grpo_trainer  # noqa: F401  (registers the toy env)
 import gymnasium as gym
 import torch
 from grpo_trainer.cli import build_policy, main
-from grpo_trainer.engine import Trainer
 from grpo_trainer.errors import ConfigError
-from grpo_trainer.export import export_hf
 from grpo_trainer.rollouts.vector import make_group_env
+from grpo_trainer.training.export import export_hf
+from grpo_trainer.training.trainer import Trainer
 from hybrid_agent.policies import PolicyOptions, make_policy
 from peft import PeftModel
 from tiny_vlm import saved_tiny_vlm

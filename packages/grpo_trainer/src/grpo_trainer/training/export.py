@@ -30,10 +30,10 @@ from typing import Any
 
 import torch
 
-from grpo_trainer.checkpoints import resolve_checkpoint
 from grpo_trainer.config import GRPOConfig
 from grpo_trainer.errors import CheckpointError, ConfigError
 from grpo_trainer.model.setup import load_trainable_state_dict, prepare_policy
+from grpo_trainer.training.checkpoints import resolve_checkpoint
 
 DTYPES = ("bfloat16", "float16", "float32")
 

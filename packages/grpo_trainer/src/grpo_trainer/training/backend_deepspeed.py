@@ -45,7 +45,7 @@ import torch
 from grpo_trainer.config import GRPOConfig
 from grpo_trainer.errors import CheckpointError
 from grpo_trainer.model.setup import has_frozen_weights
-from grpo_trainer.optim import adamw, lr_schedule
+from grpo_trainer.training.optim import adamw, lr_schedule
 
 
 def deepspeed_config(config: GRPOConfig) -> dict[str, Any]:

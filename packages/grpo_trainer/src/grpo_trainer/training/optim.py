@@ -1,6 +1,6 @@
 """The optimizer and LR schedule of a run, the same for every backend.
 
-Both backends (:mod:`grpo_trainer.backend`, :mod:`grpo_trainer.backend_deepspeed`)
+Both backends (:mod:`grpo_trainer.training.backend`, :mod:`grpo_trainer.training.backend_deepspeed`)
 build their AdamW and ``LambdaLR`` from here, so that a run's updates do not depend
 on the engine it runs on. :func:`minibatch_bounds` is how a step's batch splits into
 ``[optim] minibatches`` updates.

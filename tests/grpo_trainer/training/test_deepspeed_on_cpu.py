@@ -107,7 +107,7 @@ import gymnasium as gym, numpy as np, torch
 import grpo_trainer
 from grpo_trainer.objectives.advantage import group_advantages
 from grpo_trainer.config import EngineSettings, GRPOConfig, OptimSettings, RolloutSettings
-from grpo_trainer.engine import Trainer
+from grpo_trainer.training.trainer import Trainer
 from grpo_trainer.objectives.rewards import RewardConfig
 from grpo_trainer.rollouts.vector import make_group_env
 from tiny_vlm import tiny_vlm_policy

@@ -16,7 +16,7 @@ import pytest
 from ds_launch import ds_env, one_rank
 from toy_setup import toy_config, toy_trainer
 
-HERE = Path(__file__).parent
+TEST_ROOT = Path(__file__).parents[1]  # tests/grpo_trainer: toy_setup for the child process
 SCRIPT = """
 import sys
 from toy_setup import toy_config, toy_trainer
@@ -49,7 +49,7 @@ def _kill_after(proc: subprocess.Popen, ready, what: str) -> None:
 def test_sigkill_then_resume_reproduces_the_losses(tmp_path):
     reference = toy_trainer(toy_config(steps=5), tmp_path / "ref").train()
     run = tmp_path / "killed"
-    env = {**os.environ, "PYTHONPATH": str(HERE)}
+    env = {**os.environ, "PYTHONPATH": str(TEST_ROOT)}
     proc = subprocess.Popen([sys.executable, "-c", SCRIPT, str(run)], env=env)
     latest = run / "checkpoints" / "latest"  # moves only after step_2.pt is renamed into place
     _kill_after(proc, lambda: latest.exists() and latest.read_text() == "step_2.pt", "its step-2 checkpoint")

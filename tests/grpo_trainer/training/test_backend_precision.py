@@ -1,8 +1,8 @@
 """The torch backend computes sampling and updates in one precision, on the module's device."""
 
 import torch
-from grpo_trainer.backend import TorchBackend
 from grpo_trainer.config import EngineSettings, GRPOConfig
+from grpo_trainer.training.backend import TorchBackend
 
 
 def _backend(precision: str, module: torch.nn.Module) -> TorchBackend:

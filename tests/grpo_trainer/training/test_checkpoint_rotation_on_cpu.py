@@ -4,9 +4,9 @@ import dataclasses
 
 import pytest
 import torch
-from grpo_trainer.checkpoints import checkpoint_step, resolve_checkpoint, rotate_checkpoints
 from grpo_trainer.config import CheckpointSettings, RolloutSettings
 from grpo_trainer.errors import CheckpointError
+from grpo_trainer.training.checkpoints import checkpoint_step, resolve_checkpoint, rotate_checkpoints
 from toy_setup import toy_config, toy_trainer
 
 

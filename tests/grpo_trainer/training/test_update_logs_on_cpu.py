@@ -5,8 +5,8 @@ import json
 
 import pytest
 import torch
-from grpo_trainer.metrics import summarize_updates
 from grpo_trainer.objectives.advantage import AdvantageConfig
+from grpo_trainer.training.metrics import summarize_updates
 from toy_setup import toy_config, toy_trainer
 
 

@@ -1,12 +1,12 @@
 """How the Trainer's updates reach the parameters: plain torch or DeepSpeed, behind one interface.
 
 The loop (rollout -> advantages -> updates -> checkpoint) lives once, in
-:class:`~grpo_trainer.engine.Trainer`; a backend owns only what differs between
+:class:`~grpo_trainer.training.trainer.Trainer`; a backend owns only what differs between
 engines: where the full weights are during generation, how a micro-batch's loss is
 back-propagated and the update applied (grad clip, cosine LR), what a checkpoint
 of model + optimizer + scheduler looks like on disk, and how ranks agree on a
 number. :class:`TorchBackend` is one process; ``DeepSpeedBackend``
-(:mod:`grpo_trainer.backend_deepspeed`) is ZeRO 0-3 over 1..N ranks.
+(:mod:`grpo_trainer.training.backend_deepspeed`) is ZeRO 0-3 over 1..N ranks.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import torch
 from grpo_trainer.config import GRPOConfig
 from grpo_trainer.errors import CheckpointError
 from grpo_trainer.model.setup import load_trainable_state_dict, trainable_state_dict
-from grpo_trainer.optim import adamw, lr_schedule
+from grpo_trainer.training.optim import adamw, lr_schedule
 
 
 class Backend(Protocol):
@@ -152,7 +152,7 @@ class TorchBackend:
 def make_backend(config: GRPOConfig, module: torch.nn.Module) -> Backend:
     """The backend ``config.engine.backend`` names (DeepSpeed is imported only when chosen)."""
     if config.engine.backend == "deepspeed":
-        from grpo_trainer.backend_deepspeed import DeepSpeedBackend
+        from grpo_trainer.training.backend_deepspeed import DeepSpeedBackend
 
         return DeepSpeedBackend(config, module)
     return TorchBackend(config, module)

@@ -19,12 +19,12 @@ import pytest
 import torch
 from desktop_menu import one_cell_plans
 from grpo_trainer.config import EngineSettings, GRPOConfig, OptimSettings, RolloutSettings
-from grpo_trainer.engine import Trainer
 from grpo_trainer.model.menu_policy import MenuPolicy
 from grpo_trainer.objectives.rewards import RewardConfig
 from grpo_trainer.rollouts.vector import make_group_env
+from grpo_trainer.training.trainer import Trainer
 
-sys.path.insert(0, str(Path(__file__).parents[1] / "osworld_mcp_env"))
+sys.path.insert(0, str(Path(__file__).parents[2] / "osworld_mcp_env"))
 from desktop_support import desktop_missing
 
 pytestmark = [

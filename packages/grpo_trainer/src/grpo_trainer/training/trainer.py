@@ -8,7 +8,7 @@ runs ``updates_per_batch`` passes over the batch, each ``optim.minibatches`` opt
 updates (one per mini-batch; 1: the whole batch), each over micro-batches of
 ``engine.micro_batch_size`` samples. What differs between plain torch and DeepSpeed
 ZeRO (gathering weights for generation, backward, step, checkpoint files) is a
-:class:`~grpo_trainer.backend.Backend`; the loop is this one.
+:class:`~grpo_trainer.training.backend.Backend`; the loop is this one.
 A checkpoint holds model, optimizer, scheduler, every RNG stream and the step
 counter, and its ``latest`` pointer moves last, so a run killed at any moment
 resumes from its last checkpoint and reproduces the following steps exactly.
@@ -19,7 +19,7 @@ same rollout and update code runs, groups too stale are dropped before scoring, 
 the updated weights are published to the copy after each step. A resumed async run
 restarts the thread at the checkpoint's step, but which weights each sample saw
 depends on thread timing, so it is not reproduced exactly. Metrics go through one
-:class:`~grpo_trainer.metrics.MetricsSink` (JSONL and TensorBoard).
+:class:`~grpo_trainer.training.metrics.MetricsSink` (JSONL and TensorBoard).
 """
 
 from __future__ import annotations
@@ -39,11 +39,8 @@ import torch
 from hybrid_agent.labels import read_labels
 from osworld_mcp_env.tasks.templates import task_labels
 
-from grpo_trainer.backend import Backend, make_backend
-from grpo_trainer.checkpoints import load_latest, restore_rng, rng_state, save_checkpoint, seed_everything
 from grpo_trainer.config import GRPOConfig
 from grpo_trainer.errors import ConfigError, GRPOError
-from grpo_trainer.metrics import MetricsSink, summarize_updates
 from grpo_trainer.model.engines import make_engine
 from grpo_trainer.model.inputs import InputCache
 from grpo_trainer.model.packing import token_micro_batches
@@ -52,13 +49,22 @@ from grpo_trainer.model.setup import prepare_policy
 from grpo_trainer.objectives.advantage import GroupAdvantages, group_advantages
 from grpo_trainer.objectives.loss import logprob_gap, policy_loss, truncated_is_weights
 from grpo_trainer.objectives.rewards import RewardConfig, interface_unlabelled
-from grpo_trainer.optim import minibatch_bounds
-from grpo_trainer.probes import probe_metrics, run_probe
 from grpo_trainer.rollouts.async_worker import RolloutWorker, oldest_version, split_stale
 from grpo_trainer.rollouts.continuous import ContinuousRollouts, RolloutJob, group_jobs
 from grpo_trainer.rollouts.episode import Episode, StepSample
 from grpo_trainer.rollouts.group import RolloutConfig, collect_group, rebuild_messages
 from grpo_trainer.rollouts.tasks import group_task, resolve_tasks
+from grpo_trainer.training.backend import Backend, make_backend
+from grpo_trainer.training.checkpoints import (
+    load_latest,
+    restore_rng,
+    rng_state,
+    save_checkpoint,
+    seed_everything,
+)
+from grpo_trainer.training.metrics import MetricsSink, summarize_updates
+from grpo_trainer.training.optim import minibatch_bounds
+from grpo_trainer.training.probes import probe_metrics, run_probe
 
 __all__ = ["ReplayMismatch", "Trainer", "rollout_config"]
 
@@ -495,7 +501,7 @@ class Trainer:
         return metrics
 
     def _probe(self) -> dict[str, Any]:
-        """A greedy probe of the weights after this step on the held-out tasks (:mod:`grpo_trainer.probes`).
+        """A greedy probe of this step's weights on the held-out tasks (:mod:`grpo_trainer.training.probes`).
 
         Every rank probes its share with the full weights gathered, then waits for the
         others, so each rank logs the metrics of the whole probe.

@@ -4,7 +4,7 @@ import json
 import struct
 
 import pytest
-from grpo_trainer.metrics import MetricsSink, tensorboard_dir
+from grpo_trainer.training.metrics import MetricsSink, tensorboard_dir
 from tensorboardX.proto.event_pb2 import Event
 from tensorboardX.record_writer import masked_crc32c
 from toy_setup import toy_config, toy_trainer

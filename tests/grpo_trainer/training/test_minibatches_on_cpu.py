@@ -4,7 +4,7 @@ import dataclasses
 
 import pytest
 from grpo_trainer.errors import ConfigError
-from grpo_trainer.optim import lr_schedule, minibatch_bounds
+from grpo_trainer.training.optim import lr_schedule, minibatch_bounds
 from toy_setup import toy_config, toy_trainer
 
 

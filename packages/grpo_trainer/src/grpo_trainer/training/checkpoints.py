@@ -24,7 +24,7 @@ from grpo_trainer.errors import CheckpointError
 if TYPE_CHECKING:
     import torch
 
-    from grpo_trainer.backend import Backend
+    from grpo_trainer.training.backend import Backend
 
 _NAME = re.compile(r"step_(\d+)(\.pt)?")
 LATEST = "latest"

@@ -5,7 +5,7 @@ import pytest
 from grpo_trainer.errors import ConfigError
 from grpo_trainer.model.tiny import TinyPolicy
 from grpo_trainer.model.toy_menu import MENU
-from grpo_trainer.probes import ProbeSettings, probe_metrics, rank_share, run_probe
+from grpo_trainer.training.probes import ProbeSettings, probe_metrics, rank_share, run_probe
 from hybrid_agent.recorder import iter_episodes
 from hybrid_agent.suite import SuiteTask
 
