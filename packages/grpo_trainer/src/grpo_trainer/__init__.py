@@ -8,8 +8,12 @@ Gymnasium vector env with ``hybrid_agent``'s context builder;
 :mod:`~grpo_trainer.training.trainer` trains on the step samples and checkpoints exactly,
 synchronously or with rollouts overlapping updates (:mod:`~grpo_trainer.rollouts.async_worker`),
 and logs through :mod:`~grpo_trainer.training.metrics` (JSONL and TensorBoard).
-torch is imported only by the modules that need it. The flat import paths of
-before the layout by role are aliases that warn (the table is :mod:`grpo_trainer._moved`).
+torch is imported only by the modules that need it.
+
+One room per role: ``objectives`` (the math), ``rollouts`` (envs, tasks, episodes),
+``model`` (the policy, its inputs, the rollout engines), ``training`` (the loop, backends,
+checkpoints, metrics, export) and ``sft``. The flat import paths of before the layout by role
+are aliases that warn (the table is :mod:`grpo_trainer._moved`).
 """
 
 from osworld_mcp_env.module_aliases import alias_moved_modules
