@@ -7,10 +7,10 @@ backward pass, each phase in a process of its own so that its peak RSS is its al
 
 * ``sample/before``: what ``HFTrainablePolicy.sample`` did: ``generate(output_logits=True)``,
   ``torch.stack`` of every step's fp32 logits, then one log-softmax over all of them;
-* ``sample/after``: the trainable policy's :class:`~grpo_trainer.hf_policy.SampledLogprobs`
+* ``sample/after``: the trainable policy's :class:`~grpo_trainer.model.hf_policy.SampledLogprobs`
   recorder (one ``(B, V)`` distribution alive at a time);
 * ``score/before``: one log-softmax over the ``(B, L, V)`` logits, gather, backward;
-* ``score/after``: :func:`~grpo_trainer.hf_policy.token_logprobs` (chunks recomputed in backward),
+* ``score/after``: :func:`~grpo_trainer.model.hf_policy.token_logprobs` (chunks recomputed in backward),
   ``--chunk`` tokens a chunk (the policy's default, 1,024, would be this whole small batch).
 
 The peak is the process's ``ru_maxrss`` minus its RSS when the phase began (MB).
@@ -49,7 +49,7 @@ def _model(vocab: int):
 
 def _phase(mode: str, rows: int, tokens: int, vocab: int, chunk: int) -> dict[str, float]:
     """Runs one mode in this process; returns its peak over the starting RSS."""
-    from grpo_trainer.hf_policy import SampledLogprobs, scaled_log_softmax, token_logprobs
+    from grpo_trainer.model.hf_policy import SampledLogprobs, scaled_log_softmax, token_logprobs
     from transformers import GenerationConfig, LogitsProcessorList
 
     model = _model(vocab)

@@ -36,7 +36,7 @@ ACTIONS = {
 
 def measure(executor: str, members: int, steps: int, action: str) -> tuple[float, float, float]:
     """(reset s, member-steps/s, ms per vector step) of one vector env."""
-    from grpo_trainer.vector import make_group_env
+    from grpo_trainer.rollouts.vector import make_group_env
 
     env_fn = partial(gym.make, "osworld_mcp_env:OSWorldMCP-v0", enable_mcp=False)
     venv = make_group_env(env_fn, members, executor=executor)

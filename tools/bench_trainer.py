@@ -8,7 +8,7 @@ that side's alone:
 * TRL: ``trl.GRPOTrainer`` in the benchmark's own virtual environment
   (tools/bench_trainer_trl.py; TRL is never installed in the workspace). It generates,
   scores and updates; its batches are written to a file.
-* ours: ``grpo_trainer``'s :class:`~grpo_trainer.engine.Trainer` and backend on the
+* ours: ``grpo_trainer``'s :class:`~grpo_trainer.training.trainer.Trainer` and backend on the
   trainable ``hf:`` policy. It samples the same prompts (generation timed), encodes them
   again as the replay check does, then runs the Trainer's own update loop
   (``Trainer._micro_batches`` and ``Trainer._update``: forward, loss, backward, clip, AdamW,
@@ -280,8 +280,8 @@ def run_ours(spec: dict[str, Any], dump: Path) -> dict[str, Any]:
     import tiny_qwen
     import torch
     from grpo_trainer.config import EngineSettings, GRPOConfig, OptimSettings, RolloutSettings
-    from grpo_trainer.engine import Trainer
-    from grpo_trainer.hf_policy import HFTrainablePolicy
+    from grpo_trainer.model.hf_policy import HFTrainablePolicy
+    from grpo_trainer.training.trainer import Trainer
     from hybrid_agent.messages import image_part, text_part
     from PIL import Image
     from transformers import Qwen3VLForConditionalGeneration

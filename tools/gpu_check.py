@@ -104,7 +104,7 @@ def _keep_all(returns: Sequence[float], success_rate: float, config: Any) -> boo
 
 
 def _register_keep_all() -> None:
-    from grpo_trainer.advantage import GROUP_FILTERS
+    from grpo_trainer.objectives.advantage import GROUP_FILTERS
 
     if "keep_all" not in GROUP_FILTERS:
         GROUP_FILTERS.add("keep_all", _keep_all)
@@ -137,7 +137,6 @@ def _register_processor() -> None:
 
 
 def _config(spec: str, engine: str, args: argparse.Namespace, setup: str = "full-padded") -> Any:
-    from grpo_trainer.advantage import AdvantageConfig
     from grpo_trainer.config import (
         EngineSettings,
         GRPOConfig,
@@ -146,7 +145,8 @@ def _config(spec: str, engine: str, args: argparse.Namespace, setup: str = "full
         OptimSettings,
         RolloutSettings,
     )
-    from grpo_trainer.rewards import RewardConfig
+    from grpo_trainer.objectives.advantage import AdvantageConfig
+    from grpo_trainer.objectives.rewards import RewardConfig
 
     lora, packing, backend = SETUPS[setup]
     bf16 = args.device == "cuda"
@@ -213,8 +213,8 @@ def rollout_rows(spec: str, policy: Any, args: argparse.Namespace, emit: Any) ->
     bf16 autocast on the GPU). An engine that cannot start, or fails while sampling, is a row
     saying so; the next engine still runs.
     """
-    from grpo_trainer.backend import make_backend
-    from grpo_trainer.engines import make_engine
+    from grpo_trainer.model.engines import make_engine
+    from grpo_trainer.training.backend import make_backend
 
     backend = make_backend(_config(spec, "hf", args), policy.module)
 
@@ -276,8 +276,8 @@ def training_rows(
     """``--steps`` GRPO steps of ``setup`` on ``env_id``; one row per step."""
     import gymnasium as gym
     from grpo_trainer.cli import build_policy
-    from grpo_trainer.engine import Trainer
-    from grpo_trainer.vector import make_group_env
+    from grpo_trainer.rollouts.vector import make_group_env
+    from grpo_trainer.training.trainer import Trainer
 
     config = _config(spec, args.train_engine, args, setup)
     task = "toy" if env_id == TOY_ENV else args.desktop_task

@@ -1,4 +1,4 @@
-"""Plans for :class:`~grpo_trainer.menu_policy.MenuPolicy` on a seeded one-cell Calc task of the real desktop.
+"""Plans for :class:`~grpo_trainer.model.menu_policy.MenuPolicy`: a seeded one-cell Calc task, real desktop.
 
 The task's own MCP-tool oracle (``bundled_solution(id, "tools")``: write the cell, save,
 terminate) is one plan; the other three get one or both of its two decisions wrong, and

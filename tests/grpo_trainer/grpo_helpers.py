@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from grpo_trainer.episode import Episode, StepSample
+from grpo_trainer.rollouts.episode import Episode, StepSample
 from hybrid_agent.trajectory import Call, Evidence, Frame, Observation
 
 _FRAME = Frame.from_array(__import__("numpy").zeros((4, 4, 3), dtype="uint8"))

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import grpo_trainer  # noqa: F401  (registers the toy env)
 import gymnasium as gym
-from grpo_trainer.toy_env import ENV_ID, TOOLS
+from grpo_trainer.rollouts.toy_env import ENV_ID, TOOLS
 from hybrid_agent.agent_loop import AgentConfig
 from hybrid_agent.policies.base import Generation
 from hybrid_agent.policies.scripted import render_call

@@ -97,7 +97,7 @@ def test_model_section_reads_a_lora_table_with_defaults_and_round_trips(tmp_path
 
 
 def test_rollout_desktops_trains_continuously_from_the_cli(tmp_path, monkeypatch):
-    from grpo_trainer import engine
+    from grpo_trainer.training import trainer as engine
 
     built = []
 

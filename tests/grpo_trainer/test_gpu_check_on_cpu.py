@@ -83,8 +83,8 @@ def test_a_row_is_out_before_the_next_phase_ends(checkpoint):
 
 
 def test_a_sampling_error_keeps_the_other_engines_rows(checkpoint, monkeypatch):
-    from grpo_trainer import engines
     from grpo_trainer.cli import build_policy
+    from grpo_trainer.model import engines
 
     class Broken:
         def generating(self, backend):

@@ -15,7 +15,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parents[1] / "hybrid_agent"))
 
 import tiny_qwen
-from grpo_trainer.hf_policy import HFTrainablePolicy
+from grpo_trainer.model.hf_policy import HFTrainablePolicy
 from transformers import AutoProcessor, Qwen3VLConfig
 
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import gymnasium as gym
 from grpo_trainer.config import EngineSettings, GRPOConfig, OptimSettings, RolloutSettings
-from grpo_trainer.engine import Trainer
-from grpo_trainer.rewards import RewardConfig
-from grpo_trainer.tiny import TinyPolicy
-from grpo_trainer.toy_menu import MENU
-from grpo_trainer.vector import make_group_env
+from grpo_trainer.model.tiny import TinyPolicy
+from grpo_trainer.model.toy_menu import MENU
+from grpo_trainer.objectives.rewards import RewardConfig
+from grpo_trainer.rollouts.vector import make_group_env
+from grpo_trainer.training.trainer import Trainer
 
 
 def toy_config(seed: int = 0, steps: int = 10, lambda_mcp: float = 0.1, **engine) -> GRPOConfig:

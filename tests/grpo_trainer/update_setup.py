@@ -6,7 +6,6 @@ import dataclasses
 from typing import Any
 
 import torch
-from grpo_trainer.advantage import group_advantages
 from grpo_trainer.config import (
     EngineSettings,
     GRPOConfig,
@@ -15,8 +14,9 @@ from grpo_trainer.config import (
     OptimSettings,
     RolloutSettings,
 )
-from grpo_trainer.engine import Trainer
-from grpo_trainer.rewards import RewardConfig
+from grpo_trainer.objectives.advantage import group_advantages
+from grpo_trainer.objectives.rewards import RewardConfig
+from grpo_trainer.training.trainer import Trainer
 
 # Small adapters on three of the decoder's layers kinds (attention and MLP).
 LORA = LoraSettings(r=4, alpha=8, target_modules=("q_proj", "v_proj", "gate_proj"))

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 import grpo_trainer  # noqa: F401  (registers the toy env)
 import gymnasium as gym
 import pytest
-from grpo_trainer.toy_menu import GUI_TYPE, TERMINATE, TOOL_WRITE
+from grpo_trainer.model.toy_menu import GUI_TYPE, TERMINATE, TOOL_WRITE
 from hybrid_agent.agent_loop import TRUNCATED_FEEDBACK, AgentConfig, AgentEpisode, AgentLoop, reply_text
 from hybrid_agent.dispatch import PolicyDispatcher
 from hybrid_agent.messages import to_openai
@@ -263,7 +263,7 @@ def test_the_tasks_tool_annotation_goes_into_the_episode_header(tmp_path):
 
 
 def test_the_frame_is_shown_and_cited_with_actions_that_point_and_only_with_them():
-    from grpo_trainer.toy_menu import CLICK
+    from grpo_trainer.model.toy_menu import CLICK
     from hybrid_agent.agent_loop import cite_frame
     from hybrid_agent.trajectory import Call
 

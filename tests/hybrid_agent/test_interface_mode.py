@@ -3,7 +3,7 @@
 import grpo_trainer  # noqa: F401  (registers the toy env)
 import gymnasium as gym
 import pytest
-from grpo_trainer.toy_menu import GUI_TYPE, TERMINATE, TOOL_WRITE
+from grpo_trainer.model.toy_menu import GUI_TYPE, TERMINATE, TOOL_WRITE
 from hybrid_agent.agent_loop import AgentConfig, AgentEpisode, AgentLoop
 from hybrid_agent.errors import ConfigError
 from hybrid_agent.interface_mode import refused_calls

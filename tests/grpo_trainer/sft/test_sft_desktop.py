@@ -12,7 +12,7 @@ pytest.importorskip("torch")
 
 import tiny_qwen
 from desktop_support import desktop_missing
-from grpo_trainer.hf_policy import HFTrainablePolicy
+from grpo_trainer.model.hf_policy import HFTrainablePolicy
 from grpo_trainer.sft.dataset import IGNORE_INDEX, SFTDataset
 from grpo_trainer.sft.settings import SFTSettings
 from hybrid_agent.agent_loop import AgentConfig

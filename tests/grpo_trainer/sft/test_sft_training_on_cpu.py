@@ -14,12 +14,12 @@ import gymnasium as gym
 import torch
 from grpo_trainer.cli import build_policy, main
 from grpo_trainer.config import EngineSettings, GRPOConfig
-from grpo_trainer.engine import Trainer
-from grpo_trainer.optim import lr_schedule
+from grpo_trainer.rollouts.vector import make_group_env
 from grpo_trainer.sft.dataset import SFTDataset
 from grpo_trainer.sft.settings import SFTSettings
 from grpo_trainer.sft.trainer import SFTTrainer, optimizer_config, update_batches
-from grpo_trainer.vector import make_group_env
+from grpo_trainer.training.optim import lr_schedule
+from grpo_trainer.training.trainer import Trainer
 from hybrid_agent.policies import PolicyOptions, make_policy
 from sft_setup import GUI_SCRIPT, record_toy_run, toy_catalog
 from tiny_vlm import saved_tiny_vlm

@@ -9,8 +9,8 @@ from __future__ import annotations
 import grpo_trainer  # noqa: F401  (registers the toy env)
 import gymnasium as gym
 import pytest
-from grpo_trainer.toy_env import SIZE
-from grpo_trainer.toy_menu import CLICK, TERMINATE
+from grpo_trainer.model.toy_menu import CLICK, TERMINATE
+from grpo_trainer.rollouts.toy_env import SIZE
 from hybrid_agent.agent_loop import AgentConfig, AgentEpisode, AgentLoop
 from hybrid_agent.errors import RegistryError
 from hybrid_agent.messages import images_of

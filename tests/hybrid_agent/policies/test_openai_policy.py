@@ -297,7 +297,7 @@ def test_an_eval_authenticates_and_a_cut_off_claim_executes_nothing(server, tmp_
     terminate(success) runs nothing, the episode goes on, and only the executed claim counts."""
     import grpo_trainer  # noqa: F401  (registers the toy env: the desktop env's interface, instant steps)
     import gymnasium as gym
-    from grpo_trainer.toy_menu import GUI_TYPE, TERMINATE
+    from grpo_trainer.model.toy_menu import GUI_TYPE, TERMINATE
     from hybrid_agent import metrics
     from hybrid_agent.recorder import iter_episodes
     from hybrid_agent.runner import RunConfig, Runner

@@ -1,11 +1,11 @@
 """``grpo-train --config FILE`` (``--list-tasks``, ``--profile-tasks``), ``grpo-train --print-defaults``.
 
 ``grpo-train export --checkpoint DIR --out DIR [--merge-lora]`` writes a checkpoint as a
-Hugging Face directory (:mod:`grpo_trainer.export`); ``grpo-train sft --config FILE [--dry-run]``
+Hugging Face directory (:mod:`grpo_trainer.training.export`); ``grpo-train sft --config FILE [--dry-run]``
 fine-tunes on recorded episodes (:mod:`grpo_trainer.sft`).
 
 One process per rank under DeepSpeed's launcher (``deepspeed --num_gpus N --module
-grpo_trainer.cli --config FILE``; see :mod:`grpo_trainer.backend_deepspeed` for
+grpo_trainer.cli --config FILE``; see :mod:`grpo_trainer.training.backend_deepspeed` for
 nodes and CPU), or one plain process. Besides the launcher's rendezvous variables,
 which the DeepSpeed backend reads, the only environment inputs are ``LOCAL_RANK``
 here (which GPU an ``hf:`` checkpoint loads onto) and ``LOCAL_WORLD_SIZE`` (the ranks on
@@ -22,14 +22,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from grpo_trainer.config import GRPOConfig, load_config, to_toml
-from grpo_trainer.policy_loading import build_policy
+from grpo_trainer.model.loading import build_policy
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Runs training from a config file, resuming from its output_dir when a checkpoint is there."""
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["export"]:
-        from grpo_trainer.export import main as export_main
+        from grpo_trainer.training.export import main as export_main
 
         return export_main(argv[1:])
     # DeepSpeed's launcher puts --local_rank=N before the module's own arguments.
@@ -75,9 +75,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     import gymnasium as gym
 
     import grpo_trainer  # noqa: F401  (registers the toy env)
-    from grpo_trainer.engine import Trainer
-    from grpo_trainer.env_setup import env_kwargs
-    from grpo_trainer.vector import make_group_env
+    from grpo_trainer.rollouts.env_setup import env_kwargs
+    from grpo_trainer.rollouts.vector import make_group_env
+    from grpo_trainer.training.trainer import Trainer
 
     # Every rank on this host runs its own envs, each with a prepared desktop beside it.
     envs = (config.rollout.desktops or config.rollout.group_size) * int(
@@ -123,8 +123,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _list_tasks(config: GRPOConfig, steps: int) -> int:
     """``--list-tasks``: each group's reset task for the first ``steps`` steps, resolved as training does."""
-    from grpo_trainer.engine import group_index
-    from grpo_trainer.tasks import group_task, resolve_tasks
+    from grpo_trainer.rollouts.tasks import group_task, resolve_tasks
+    from grpo_trainer.training.trainer import group_index
 
     tasks = resolve_tasks(config.tasks, config.env_id)
     n = config.rollout.tasks_per_step
@@ -144,9 +144,9 @@ def _profile(config: GRPOConfig, venv: Any, out: str) -> int:
     """
     import torch
 
-    from grpo_trainer.curation import profile_tasks, write_profile
-    from grpo_trainer.engine import rollout_config
-    from grpo_trainer.tasks import resolve_tasks
+    from grpo_trainer.objectives.curation import profile_tasks, write_profile
+    from grpo_trainer.rollouts.tasks import resolve_tasks
+    from grpo_trainer.training.trainer import rollout_config
 
     profiles = profile_tasks(
         venv,

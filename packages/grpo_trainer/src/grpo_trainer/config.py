@@ -17,13 +17,13 @@ from typing import Any
 
 from hybrid_agent.agent_loop import AgentConfig
 
-from grpo_trainer.advantage import AdvantageConfig
-from grpo_trainer.curation import CurationConfig
 from grpo_trainer.errors import ConfigError, unknown_name_message
-from grpo_trainer.packing import PACKINGS
-from grpo_trainer.probes import ProbeSettings
-from grpo_trainer.rewards import RewardConfig
+from grpo_trainer.model.packing import PACKINGS
+from grpo_trainer.objectives.advantage import AdvantageConfig
+from grpo_trainer.objectives.curation import CurationConfig
+from grpo_trainer.objectives.rewards import RewardConfig
 from grpo_trainer.sft.settings import SFTSettings
+from grpo_trainer.training.probes import ProbeSettings
 
 # The decoder's linear layers in Qwen3-VL (and Qwen2/2.5-VL): attention and MLP projections of the language
 # model. The vision tower names its layers qkv/proj/linear_fc*, so it stays frozen.
@@ -117,19 +117,19 @@ class RolloutSettings:
     What the model is shown (context policy, BM25 top-k, coordinates) is the ``[agent]``
     section, evaluation's :class:`~hybrid_agent.agent_loop.AgentConfig`.
 
-    ``executor`` names a kind of :func:`grpo_trainer.vector.make_group_env`: ``sync`` (this
+    ``executor`` names a kind of :func:`grpo_trainer.rollouts.vector.make_group_env`: ``sync`` (this
     process), ``async`` (a subprocess per env) or ``ray`` (a Ray actor per env, any node).
 
     ``max_new_tokens`` and ``max_prompt_tokens`` are the study's budgets of an ``hf:`` policy's
     model call: a longer reply is cut off (it executes nothing); a longer prompt is not
     sampled at all and its step, recorded with an empty response, trains nothing.
 
-    ``engine`` names the rollout engine (:mod:`grpo_trainer.engines`): ``hf`` samples with the
+    ``engine`` names the rollout engine (:mod:`grpo_trainer.model.engines`): ``hf`` samples with the
     trained model's own ``generate`` in this process; ``vllm`` samples with a colocated vLLM
     engine (GPU, the ``vllm`` package) that sleeps during updates and gets the weights after
     each; ``engine_options`` are its keyword arguments (``gpu_memory_utilization`` ...).
 
-    ``desktops`` > 0 rolls out continuously (:mod:`grpo_trainer.continuous`) over that many
+    ``desktops`` > 0 rolls out continuously (:mod:`grpo_trainer.rollouts.continuous`) over that many
     desktops, any number, fewer or more than G: each starts the step's next episode as soon as
     its last one ended, model calls batched across them. Each desktop's episode loop is a
     thread of this process; ``executor = "sync"`` builds its env here, ``"ray"`` in a Ray actor
@@ -145,7 +145,7 @@ class RolloutSettings:
     ``true`` / ``false`` force it. Only desktop envs (``OSWorldMCP-v0``) prepare; others ignore
     ``"auto"`` and ``false`` (``true`` is refused). ``env_kwargs.prepare_resets`` set by hand
     also wins over ``"auto"``. The group env names each group's next task; continuous rollouts
-    name a desktop's next job when its current episode starts (:mod:`grpo_trainer.continuous`).
+    name a desktop's next job when its current episode starts (:mod:`grpo_trainer.rollouts.continuous`).
     """
 
     group_size: int = 8
@@ -195,19 +195,19 @@ class OptimSettings:
     ``micro_batch_tokens = N`` sizes the micro-batches of an update by tokens instead of
     ``[engine] micro_batch_size`` samples: samples sorted by length share a micro-batch while
     its padded size (rows x longest prompt + response) stays within N
-    (:func:`grpo_trainer.packing.token_micro_batches`); 0 leaves it to ``micro_batch_size``.
+    (:func:`grpo_trainer.model.packing.token_micro_batches`); 0 leaves it to ``micro_batch_size``.
 
     ``packing`` lays out a micro-batch of an ``hf:`` policy: ``padded`` (the default) as
     left-padded rows; ``padding_free`` as one row of its samples back to back, no pad token,
     position ids restarting at each sample (the model's own multimodal rope positions) and
-    attention that stops at sample boundaries (:func:`grpo_trainer.model_inputs.collate_packed`);
+    attention that stops at sample boundaries (:func:`grpo_trainer.model.inputs.collate_packed`);
     ``micro_batch_tokens`` then budgets the sum of the lengths. Both score the same log-probs.
     It pays on GPU with a model whose attention is ``flash_attention_2`` (varlen kernels from
     the position ids, no mask); under SDPA or eager (CPU, and the default load) ``transformers``
     builds a block-diagonal ``T x T`` mask for the row, which is why padded stays the default.
 
     ``cache_inputs`` keeps each sample's processed inputs (pixels in the model's dtype) on the
-    host from the step's first scoring to its last update (:mod:`grpo_trainer.model_inputs`),
+    host from the step's first scoring to its last update (:mod:`grpo_trainer.model.inputs`),
     so the image processor runs once per sample per step; a window of four 1080p screenshots
     holds 100-200 MB. ``false`` re-runs the processor at every scoring instead.
     """
@@ -268,7 +268,7 @@ class EngineSettings:
     """Backend, precision, seed, checkpoints, sync or async rollouts.
 
     ``mode = "async"`` rolls out the next steps on a thread while the learner updates
-    (:mod:`grpo_trainer.async_rollout`): up to ``queue_size`` finished steps wait, and a
+    (:mod:`grpo_trainer.rollouts.async_worker`): up to ``queue_size`` finished steps wait, and a
     group whose oldest sample is more than ``max_staleness`` optimizer updates behind the
     weights being updated is dropped and counted. The default 2 is the GUI+CLI study's
     (HybridCUA's) bound, which counts optimizer updates. A group rolled out while the

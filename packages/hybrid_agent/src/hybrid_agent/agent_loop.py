@@ -1,7 +1,7 @@
 """One turn of the agent, written once: context -> policy -> parse -> coordinates -> env -> evidence.
 
 The evaluation runner (:mod:`hybrid_agent.runner`), the trainer's rollouts
-(``grpo_trainer.rollout``) and the trainer's probes all take their steps through
+(``grpo_trainer.rollouts.group``) and the trainer's probes all take their steps through
 :class:`AgentLoop`, so what a model sees and how its reply is read cannot drift
 between evaluation and training. A turn has three parts, split where a caller may
 batch or vectorise:

@@ -11,7 +11,8 @@ step and the evaluator scores it.
 
 from gymnasium.envs.registration import WrapperSpec, register, registry
 
-from osworld_mcp_env._moved import install_moved_modules
+from osworld_mcp_env._moved import MOVED_MODULES
+from osworld_mcp_env.module_aliases import alias_moved_modules
 
 ENV_ID = "OSWorldMCP-v0"
 
@@ -32,7 +33,7 @@ def register_envs() -> None:
         )
 
 
-install_moved_modules()
+alias_moved_modules(MOVED_MODULES)
 register_envs()
 
 __all__ = ["ENV_ID", "register_envs"]

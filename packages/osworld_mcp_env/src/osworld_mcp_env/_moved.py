@@ -1,22 +1,14 @@
 """Import paths of modules that moved when the package was laid out by role, kept as aliases.
 
-``import osworld_mcp_env.mcp_client`` (or ``from osworld_mcp_env import fuzz``) still works: a
-finder on ``sys.meta_path`` answers each old name with the module at its new path, so both
-names are one module object (one set of globals, one registry), and warns once per name with
-a :class:`DeprecationWarning` that names the new path. Nothing in this repository imports an
+``import osworld_mcp_env.mcp_client`` (or ``from osworld_mcp_env import fuzz``) still works:
+``import osworld_mcp_env`` hands this table to :func:`osworld_mcp_env.module_aliases.alias_moved_modules`,
+which answers each old name with the module at its new path (one module object) and warns once
+per name with a :class:`DeprecationWarning` that names the new path. Nothing in this repository imports an
 old name; the table below is the whole list, and the package README's "Layout" section says
 which role each new place has.
 """
 
 from __future__ import annotations
-
-import importlib
-import importlib.abc
-import importlib.machinery
-import importlib.util
-import sys
-import warnings
-from types import ModuleType
 
 # Old import path -> where the module lives now.
 MOVED_MODULES: dict[str, str] = {
@@ -46,33 +38,3 @@ MOVED_MODULES: dict[str, str] = {
         )
     },
 }  # fmt: skip
-
-
-class MovedModuleFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """Resolves an old import path to the module at its new one (after the regular finders failed)."""
-
-    def find_spec(
-        self, fullname: str, path: object = None, target: ModuleType | None = None
-    ) -> importlib.machinery.ModuleSpec | None:
-        if fullname not in MOVED_MODULES:
-            return None
-        return importlib.util.spec_from_loader(fullname, self)
-
-    def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType:
-        new_name = MOVED_MODULES[spec.name]
-        warnings.warn(
-            f"{spec.name} moved to {new_name}; the old path is an alias and will be removed.",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        # The module at its new path, not a copy: its own __name__ and __spec__ are kept.
-        return importlib.import_module(new_name)
-
-    def exec_module(self, module: ModuleType) -> None:
-        """Nothing to run: the module already ran under its new name."""
-
-
-def install_moved_modules() -> None:
-    """Puts the finder on ``sys.meta_path`` once (``import osworld_mcp_env`` does it)."""
-    if not any(isinstance(finder, MovedModuleFinder) for finder in sys.meta_path):
-        sys.meta_path.append(MovedModuleFinder())

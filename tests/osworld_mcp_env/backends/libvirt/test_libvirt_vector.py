@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 
 import pytest
-from grpo_trainer.vector import make_group_env
+from grpo_trainer.rollouts.vector import make_group_env
 from libvirt_support import SLOW_S, qemu_processes
 from osworld_mcp_env.backends.libvirt.hosts import libvirt_env_fns
 from osworld_mcp_env.tasks.bundled import bundled_solution

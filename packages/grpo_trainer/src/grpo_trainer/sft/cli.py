@@ -26,8 +26,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             "[sft] runs is empty: name the run directories (hybrid-agent eval --out) or "
             "exported OSWorld trees to learn from"
         )
-    from grpo_trainer.hf_policy import HFTrainablePolicy
-    from grpo_trainer.policy_loading import build_policy
+    from grpo_trainer.model.hf_policy import HFTrainablePolicy
+    from grpo_trainer.model.loading import build_policy
     from grpo_trainer.sft.dataset import SFTDataset
     from grpo_trainer.sft.trainer import SFTTrainer, total_updates
 

@@ -8,7 +8,7 @@ the same samples. For step ``t`` of a successful episode the sample is
 the context of step ``t`` (the steps before it, the current frame, the instruction,
 the tools shown) rendered by the agent loop's own context builder and adapter under
 the SFT context rule (:data:`grpo_trainer.sft.settings.SFT_CONTEXT`), encoded by the
-policy's own :meth:`~grpo_trainer.hf_policy.HFTrainablePolicy.encode` (the prompt RL
+policy's own :meth:`~grpo_trainer.model.hf_policy.HFTrainablePolicy.encode` (the prompt RL
 stores), and as target the assistant turn of step ``t`` as the adapter renders a past
 step, followed by the chat template's end of turn. The loss covers the target alone:
 the prompt is context (:meth:`SFTSample.labels`).

@@ -3,10 +3,10 @@
 The loss is the mean negative log-likelihood of the target tokens of an update's samples
 (token mean over the whole batch: every target token weighs the same, as HybridCUA's
 loss over the final assistant turn); the prompt carries no loss. Everything around it is
-the GRPO Trainer's: the backend (plain torch or DeepSpeed ZeRO, :mod:`grpo_trainer.backend`)
+the GRPO Trainer's: the backend (plain torch or DeepSpeed ZeRO, :mod:`grpo_trainer.training.backend`)
 builds AdamW and the LR schedule from ``[sft]``'s lr, schedule and warm-up over the run's
 updates; ``[model]`` applies LoRA and gradient checkpointing; checkpoints hold model,
-optimizer, scheduler and the RNG streams (:mod:`grpo_trainer.checkpoints`), and the sample
+optimizer, scheduler and the RNG streams (:mod:`grpo_trainer.training.checkpoints`), and the sample
 order is a function of the seed and the epoch, so a killed run resumes at its last
 checkpoint and repeats the following updates exactly; metrics go to ``metrics.jsonl`` and
 TensorBoard. At the end the run is exported as a Hugging Face directory
@@ -28,14 +28,20 @@ from typing import Any
 
 import torch
 
-from grpo_trainer.backend import make_backend
-from grpo_trainer.checkpoints import load_latest, restore_rng, rng_state, save_checkpoint, seed_everything
 from grpo_trainer.config import GRPOConfig
-from grpo_trainer.export import export_hf
-from grpo_trainer.metrics import MetricsSink
-from grpo_trainer.model_setup import prepare_policy
+from grpo_trainer.model.setup import prepare_policy
 from grpo_trainer.sft.dataset import SFTDataset
 from grpo_trainer.sft.settings import SFTSettings
+from grpo_trainer.training.backend import make_backend
+from grpo_trainer.training.checkpoints import (
+    load_latest,
+    restore_rng,
+    rng_state,
+    save_checkpoint,
+    seed_everything,
+)
+from grpo_trainer.training.export import export_hf
+from grpo_trainer.training.metrics import MetricsSink
 
 HF_EXPORT = "hf"
 

@@ -83,7 +83,7 @@ class TokenTrace:
 
     Attributes:
         prompt_ids: The prompt token ids (a ``list[int]`` subclass may carry the multimodal
-            inputs they were encoded from, e.g. ``grpo_trainer.hf_policy.VisionPrompt``).
+            inputs they were encoded from, e.g. ``grpo_trainer.model.hf_policy.VisionPrompt``).
         response_ids: The generated token ids.
         logprobs: Log-probabilities of ``response_ids`` under the sampling distribution.
         version: The version of the weights that generated them.

@@ -37,7 +37,7 @@ SEED_SEPARATOR = "@"
 HELD_OUT_SEEDS = range(0, 1000)
 """Seeds evaluation and probes run (seed 0 is the suite's JSON); training never draws them."""
 TRAIN_SEEDS = range(1000, 2**31)
-"""Seeds training draws fresh instances from (``grpo_trainer.tasks.train_seed``)."""
+"""Seeds training draws fresh instances from (``grpo_trainer.rollouts.tasks.train_seed``)."""
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ A vector env takes one factory per member; :func:`libvirt_env_fns` gives ``per_h
 factories for each URI, each building the env on the ``libvirt`` backend with its own
 ``LibvirtDesktopConfig.uri``, so one group's VMs run on several machines. The
 factories are :func:`functools.partial` objects of ``gym.make``: they pickle, so
-``AsyncVectorEnv`` and Ray actors (``grpo_trainer.vector_ray``) can build them too.
+``AsyncVectorEnv`` and Ray actors (``grpo_trainer.rollouts.vector_ray``) can build them too.
 """
 
 from __future__ import annotations
