@@ -2,7 +2,9 @@
 
 ``code`` (the guest's ``bin/code``) starts code-server as the desktop user on the
 sandbox's loopback and shows it in a Chromium app window titled like VS Code's; user data
-goes where VS Code keeps it.
+goes where VS Code keeps it. OSWorld task 276cc624 (line length for wrapping: 50) runs
+as it is: untouched it scores 0; set through VS Code's own "Open User Settings (JSON)"
+command, typed into the window, it scores 1.
 """
 
 from __future__ import annotations
@@ -10,7 +12,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from osworld_mcp_env.evaluators import evaluate
+from osworld_mcp_env.tasks import TaskContext, TaskRunConfig, read_task_file, run_setup
 from polling import wait_until
+from task_data import OSWORLD_EXAMPLES
 
 CODE_SERVER = Path("/usr/local/lib/code-server/node_modules/code-server/out/node/entry.js")
 
@@ -40,3 +45,52 @@ def test_code_opens_a_folder_as_the_desktop_user_with_vs_codes_paths(desktop):
     assert listed.returncode == 0, listed.error
     assert desktop.execute(["test", "-d", "/home/user/.config/Code/User"]).returncode == 0
     assert desktop.execute(["test", "-d", "/home/user/.vscode/extensions"]).returncode == 0
+
+
+def _keys(desktop, *keys: str) -> None:
+    done = desktop.execute(["xdotool", "key", "--delay", "60", *keys])
+    assert done.returncode == 0, done.error
+
+
+def _type(desktop, text: str) -> None:
+    done = desktop.execute(["xdotool", "type", "--delay", "40", text])
+    assert done.returncode == 0, done.error
+
+
+def _run_command(desktop, command: str, title_part: str, tries: int = 3) -> None:
+    """Runs a command from VS Code's palette until the window's title shows its editor.
+
+    The palette takes keys only once the workbench has bound them; nothing on screen says
+    when, so a palette that did not open is closed and opened again.
+    """
+    for _ in range(tries):
+        _keys(desktop, "ctrl+shift+p")
+        _type(desktop, command)
+        _keys(desktop, "Return")
+        try:
+            wait_until(lambda: _vs_code_window(desktop, title_part), 30, f"{title_part} in the editor")
+            return
+        except TimeoutError:
+            _keys(desktop, "Escape")
+    raise TimeoutError(f"VS Code did not run {command!r}")
+
+
+def test_vs_code_task_276cc624_no_op_0_oracle_1(desktop, tmp_path: Path):
+    task = read_task_file(next(OSWORLD_EXAMPLES.glob("vs_code/276cc624-*.json")))
+    ctx = TaskContext(task.id, tmp_path / "work", TaskRunConfig())
+    desktop.execute(["pkill", "-x", "chromium"])
+    run_setup(task, desktop, ctx)
+    # A fresh profile opens VS Code's walkthrough once the workbench has loaded.
+    window = wait_until(lambda: _vs_code_window(desktop, "Walkthrough"), 180, "VS Code's workbench")
+    assert evaluate(task, desktop, ctx).score == 0.0
+
+    desktop.activate_window(window.title)
+    _run_command(desktop, "Preferences: Open User Settings (JSON)", "settings.json")
+    # VS Code closes brackets and quotes as they are typed and types over them again.
+    _keys(desktop, "ctrl+a", "Delete")
+    _type(desktop, '{"editor.wordWrapColumn": 50}')
+    _keys(desktop, "ctrl+s")
+    settings = "/home/user/.config/Code/User/settings.json"
+    wait_until(lambda: "50" in desktop.execute(["cat", settings]).output, 60, "settings.json saved")
+    result = evaluate(task, desktop, ctx)
+    assert result.score == 1.0, (result, desktop.execute(["cat", settings]).output)
