@@ -2,9 +2,10 @@
 
 ``code`` (the guest's ``bin/code``) starts code-server as the desktop user on the
 sandbox's loopback and shows it in a Chromium app window titled like VS Code's; user data
-goes where VS Code keeps it. OSWorld task 276cc624 (line length for wrapping: 50) runs
-as it is: untouched it scores 0; set through VS Code's own "Open User Settings (JSON)"
-command, typed into the window, it scores 1.
+goes where VS Code keeps it. OSWorld tasks 276cc624 (line length for wrapping: 50) and
+930fdb3b (Ctrl+J from the terminal to the editor) run as they are: untouched they score
+0; set through VS Code's own "Open User Settings (JSON)" / "Open Keyboard Shortcuts
+(JSON)" commands, typed into the window and saved, they score 1.
 """
 
 from __future__ import annotations
@@ -57,16 +58,17 @@ def _type(desktop, text: str) -> None:
     assert done.returncode == 0, done.error
 
 
-def _run_command(desktop, command: str, title_part: str, tries: int = 3) -> None:
+def _run_command(desktop, command: str, title_part: str, *, below: int = 0, tries: int = 3) -> None:
     """Runs a command from VS Code's palette until the window's title shows its editor.
 
     The palette takes keys only once the workbench has bound them; nothing on screen says
-    when, so a palette that did not open is closed and opened again.
+    when, so a palette that did not open is closed and opened again. ``below``: the
+    command is that many entries below the palette's first match.
     """
     for _ in range(tries):
         _keys(desktop, "ctrl+shift+p")
         _type(desktop, command)
-        _keys(desktop, "Return")
+        _keys(desktop, *["Down"] * below, "Return")
         try:
             wait_until(lambda: _vs_code_window(desktop, title_part), 30, f"{title_part} in the editor")
             return
@@ -75,22 +77,44 @@ def _run_command(desktop, command: str, title_part: str, tries: int = 3) -> None
     raise TimeoutError(f"VS Code did not run {command!r}")
 
 
-def test_vs_code_task_276cc624_no_op_0_oracle_1(desktop, tmp_path: Path):
-    task = read_task_file(next(OSWORLD_EXAMPLES.glob("vs_code/276cc624-*.json")))
+def _solve_through_a_json_editor(
+    desktop, tmp_path: Path, task_id: str, command: str, text: str, file: str, below: int = 0
+) -> None:
+    """No-op then oracle: opens the JSON file with VS Code's ``command``, types ``text``, saves."""
+    task = read_task_file(next(OSWORLD_EXAMPLES.glob(f"vs_code/{task_id}-*.json")))
     ctx = TaskContext(task.id, tmp_path / "work", TaskRunConfig())
-    desktop.execute(["pkill", "-x", "chromium"])
+    # A fresh VS Code, as on OSWorld's snapshot: once loaded, its first start opens the walkthrough.
+    desktop.execute(["pkill", "-KILL", "-x", "chromium"])
+    desktop.execute(["pkill", "-KILL", "-x", "node"])
+    wait_until(
+        lambda: desktop.execute(["pgrep", "-x", "node|chromium"]).returncode == 1, 30, "VS Code to end"
+    )
+    desktop.execute(["rm", "-rf", "/home/user/.config/Code"])
     run_setup(task, desktop, ctx)
-    # A fresh profile opens VS Code's walkthrough once the workbench has loaded.
     window = wait_until(lambda: _vs_code_window(desktop, "Walkthrough"), 180, "VS Code's workbench")
     assert evaluate(task, desktop, ctx).score == 0.0
 
     desktop.activate_window(window.title)
-    _run_command(desktop, "Preferences: Open User Settings (JSON)", "settings.json")
+    _run_command(desktop, command, file, below=below)
     # VS Code closes brackets and quotes as they are typed and types over them again.
     _keys(desktop, "ctrl+a", "Delete")
-    _type(desktop, '{"editor.wordWrapColumn": 50}')
+    _type(desktop, text)
     _keys(desktop, "ctrl+s")
-    settings = "/home/user/.config/Code/User/settings.json"
-    wait_until(lambda: "50" in desktop.execute(["cat", settings]).output, 60, "settings.json saved")
+    saved = f"/home/user/.config/Code/User/{file}"
+    wait_until(lambda: text[:12] in desktop.execute(["cat", saved]).output, 60, f"{saved} saved")
     result = evaluate(task, desktop, ctx)
-    assert result.score == 1.0, (result, desktop.execute(["cat", settings]).output)
+    assert result.score == 1.0, (result, desktop.execute(["cat", saved]).output)
+
+
+def test_vs_code_task_276cc624_no_op_0_oracle_1(desktop, tmp_path: Path):
+    command, text = "Preferences: Open User Settings (JSON)", '{"editor.wordWrapColumn": 50}'
+    _solve_through_a_json_editor(desktop, tmp_path, "276cc624", command, text, "settings.json")
+
+
+def test_vs_code_task_930fdb3b_no_op_0_oracle_1(desktop, tmp_path: Path):
+    binding = (
+        '[{"key": "ctrl+j", "command": "workbench.action.focusActiveEditorGroup", "when": "terminalFocus"}]'
+    )
+    # The palette lists "Open Default Keyboard Shortcuts (JSON)" (read-only) first.
+    command = "Preferences: Open Keyboard Shortcuts (JSON)"
+    _solve_through_a_json_editor(desktop, tmp_path, "930fdb3b", command, binding, "keybindings.json", below=1)
