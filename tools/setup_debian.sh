@@ -24,6 +24,9 @@ APT_PACKAGES=(
   libvirt-dev pkg-config gcc python3-dev
   # a private sshd stands in for a remote libvirt host in the SSH tunnel tests
   openssh-server openssh-client
+  # code-server for the VS Code tasks (tools/install_code_server.sh): ripgrep in place of
+  # @vscode/ripgrep's GitHub download, and what its native addons compile with
+  ripgrep g++ make libkrb5-dev
 )
 
 missing=()
@@ -35,6 +38,9 @@ if ((${#missing[@]})); then
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
+
+# VS Code's workbench for the desktop's `code` (needs Node 20 on PATH; without it, a note).
+bash tools/install_code_server.sh
 
 if ! command -v uv >/dev/null; then
   # Debian's own pip refuses system-wide installs (PEP 668); uv is a standalone binary.

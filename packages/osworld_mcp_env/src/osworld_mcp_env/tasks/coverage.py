@@ -7,18 +7,19 @@ Every task JSON is loaded leniently, then put in exactly one bucket:
 * ``runnable with a cache``: the same, and every url it reads is in the file cache
   (``osworld-mcp tasks fetch`` fills it).
 * ``needs file cache``: runnable once the listed cache files are present.
-* unsupported, with the first reason that applies, in this order: an app the embedded
-  desktop does not ship (VS Code), Google Drive or an online account, a website on the
-  internet (``chrome_open_tabs`` of an http(s) url, ``proxy: true``, a url in the
-  instruction), a program OSWorld's VM has and this desktop lacks (sudo, PulseAudio, wmctrl,
-  systemd, GNOME Shell, found in the task's commands), a metric left out on purpose
+* unsupported, with the first reason that applies, in this order: what of an app the
+  embedded desktop does not ship (VS Code's Marketplace extensions), Google Drive or an
+  online account, a website on the internet (``chrome_open_tabs`` of an http(s) url,
+  ``proxy: true``, a url in the instruction), a program OSWorld's VM has and this
+  desktop lacks (sudo, PulseAudio, wmctrl, systemd, GNOME Shell, found in the task's
+  commands), a metric left out on purpose
   (:data:`UNSUPPORTED_METRICS`), then the first unimplemented name (metric, getter,
   setup step, option).
 
 The verdicts are for one desktop (:class:`DesktopKind`): the embedded one of the local
 backend (the default), or OSWorld's own ``Ubuntu.qcow2`` on the libvirt backend
-(``guest_api="osworld"``), which ships VS Code and the programs the embedded desktop
-lacks, so neither reason applies there. The report also states which revision of
+(``guest_api="osworld"``), which ships Microsoft's VS Code and the programs the embedded
+desktop lacks, so neither reason applies there. The report also states which revision of
 OSWorld's task files it read (:mod:`~osworld_mcp_env.tasks.corpus`).
 
 The ``runnable with internet`` column counts the unsupported tasks that a desktop
@@ -68,7 +69,13 @@ class DesktopKind(StrEnum):
         return "OSWorld's Ubuntu.qcow2 on the libvirt backend (guest_api='osworld', docs/libvirt.md)"
 
 
-VS_CODE_REASON = "VS Code is not in the embedded desktop (it runs on --desktop osworld-image)"
+# The embedded desktop's VS Code is code-server 4.99.4 (VS Code 1.99's workbench, installed by
+# tools/install_code_server.sh, run by the guest's ``code``): settings, keybindings and files
+# are VS Code's own; its extension gallery is Open VSX, not Microsoft's Marketplace.
+VS_CODE_EXTENSIONS_REASON = (
+    "VS Code extensions from Microsoft's Marketplace: the embedded desktop's VS Code is "
+    "code-server, whose gallery is Open VSX (docs/evaluators.md; runs on --desktop osworld-image)"
+)
 
 
 @dataclass(frozen=True)
@@ -99,10 +106,21 @@ def _getters(task: Task) -> set[str]:
     return {c.type for check in task.evaluator.checks for c in (check.result, check.expected) if c}
 
 
+# ``code --install-extension NAME``; a NAME ending in .vsix is a local file, which code-server installs.
+MARKETPLACE_INSTALL = re.compile(r"--install-extension[\\\"', ]+([^\\\"' ]+)")
+
+
 def _app_reason(task: Task) -> str:
-    """An app the embedded desktop does not ship ("" when none)."""
-    if task.domain == "vs_code" or "vs_code" in task.related_apps or "vscode_config" in _getters(task):
-        return VS_CODE_REASON
+    """What of an app the embedded desktop does not ship ("" when nothing).
+
+    VS Code is there as code-server, which installs no extension from Microsoft's
+    Marketplace: tasks that install or check one are left out.
+    """
+    metrics = {check.func for check in task.evaluator.checks}
+    commands = json.dumps([task.to_dict()["config"], task.to_dict()["evaluator"]])
+    installed = MARKETPLACE_INSTALL.findall(commands)
+    if "is_extension_installed" in metrics or any(not name.endswith(".vsix") for name in installed):
+        return VS_CODE_EXTENSIONS_REASON
     return ""
 
 
