@@ -21,6 +21,8 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import gymnasium as gym
+
 HOME = "<html><head><title>Home</title></head><body><h1>Welcome</h1></body></html>"
 
 
@@ -116,3 +118,16 @@ def trusting(task_json: dict, spki: str) -> dict:
                 f"--ignore-certificate-errors-spki-list={spki}",
             ]
     return task_json
+
+
+def stand_in_env(site: StandIn, hosts: Sequence[str], cache: Path) -> gym.Env:
+    """An env in internet mode whose ``hosts`` resolve to ``site``, with ``cache`` as its file cache."""
+    network = {"mode": "internet", "hosts": {h: f"127.0.0.1:{site.port}" for h in hosts}}
+    return gym.make(
+        "osworld_mcp_env:OSWorldMCP-v0",
+        enable_bash=True,
+        enable_mcp=False,
+        step_timeout_s=120,
+        network=network,
+        cache_dirs=(str(cache),),
+    )

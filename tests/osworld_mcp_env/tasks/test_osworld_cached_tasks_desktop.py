@@ -34,7 +34,7 @@ import test_osworld_website_episodes_desktop as web
 from osworld_mcp_env.tasks import read_task_file
 from osworld_mcp_env.tasks.cache import osworld_cache_name
 from osworld_mcp_env.tasks.coverage import cache_urls
-from stand_in_sites import Page, StandIn, stand_in_sites, trusting
+from stand_in_sites import Page, StandIn, stand_in_env, stand_in_sites, trusting
 from task_data import OSWORLD_EXAMPLES, soffice_convert
 
 pytestmark = [
@@ -486,15 +486,7 @@ def file_cache(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def env(site: StandIn, file_cache: Path) -> Iterator[gym.Env]:
-    network = {"mode": "internet", "hosts": {h: f"127.0.0.1:{site.port}" for h in HOSTS}}
-    env = gym.make(
-        "osworld_mcp_env:OSWorldMCP-v0",
-        enable_bash=True,
-        enable_mcp=False,
-        step_timeout_s=120,
-        network=network,
-        cache_dirs=(str(file_cache),),
-    )
+    env = stand_in_env(site, HOSTS, file_cache)
     yield env
     env.close()
 
