@@ -32,7 +32,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from osworld_mcp_env.backends.local.desktop import _system_mounts
+from osworld_mcp_env.backends.local.desktop import system_mounts
 from osworld_mcp_env.backends.local.sandbox import SandboxProcess, read_child_pid
 
 CHILD_SCRIPT = Path(__file__).with_name("test_suite_child.py")
@@ -115,7 +115,7 @@ def _command(root: Path, suite: str, function: str, config: ConfinedPythonConfig
         "--",
         "bwrap", "--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent",
         "--new-session", "--cap-drop", "ALL",
-        *_system_mounts(),
+        *system_mounts(),
         "--proc", "/proc", "--dev", "/dev",
         "--size", str(config.tmp_bytes), "--tmpfs", "/tmp",
         "--dir", "/run", "--ro-bind", str(root / CHILD_SCRIPT.name), child,

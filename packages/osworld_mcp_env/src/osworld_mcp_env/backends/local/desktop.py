@@ -440,7 +440,7 @@ class LocalDesktop(GuestBackedDesktop):
             "--unshare-cgroup-try", "--hostname", f"desktop{self.slot}", "--die-with-parent",
             "--new-session",
         ]  # fmt: skip
-        bwrap += _system_mounts()
+        bwrap += system_mounts()
         bwrap += [
             "--dev", "/dev", "--proc", "/proc",
             *size(cfg.tmp_mb), "--perms", "1777", "--tmpfs", "/tmp",
@@ -552,7 +552,7 @@ SYSTEM_DIRECTORIES = ("/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64
 SYSTEM_OPTIONAL = ("/var/lib/dbus", "/var/cache/fontconfig", "/sys")
 
 
-def _system_mounts() -> list[str]:
+def system_mounts() -> list[str]:
     """Read-only binds of the host's system directories; nothing else of the host is visible.
 
     Merged-``/usr`` hosts have ``/bin`` etc. as symlinks, which are recreated as symlinks.
