@@ -37,3 +37,27 @@ def test_batched_generation_over_two_envs_reports_exact_usage():
     # Greedy: the same request alone gives the same text as in the batch.
     [alone] = policy.generate(requests[:1])
     assert alone.text == generations[0].text
+
+
+def test_a_checkpoint_without_a_generation_eos_still_ends_its_turn_at_im_end():
+    # A model built in code or a fine-tuned export may carry no generation config eos: generation
+    # must still stop at the chat's end of turn, or every reply runs to max_tokens.
+    processor = tiny_qwen.processor(tiny_qwen.small_image_processor())
+    model = tiny_qwen.tiny_model(processor)
+    model.generation_config.eos_token_id = None
+    policy = HFPolicy(model, processor, PolicyOptions(max_tokens=8))
+    im_end = processor.tokenizer.convert_tokens_to_ids("<|im_end|>")
+    assert policy._end_ids() == [im_end]
+    model.generation_config.eos_token_id = [im_end, 5]
+    assert policy._end_ids() == sorted({im_end, 5})
+
+
+def test_tag_tokens_are_single_ids_that_a_decode_skipping_specials_keeps():
+    # Qwen's <tool_call> is one added token but not a special one: HFPolicy decodes with
+    # skip_special_tokens, and a reply whose tags vanished would not parse.
+    tokenizer = tiny_qwen.tiny_tokenizer()
+    text = '<think>x</think><tool_call>{"name": "a"}</tool_call><|im_end|>'
+    ids = tokenizer(text)["input_ids"]
+    for tag in ("<tool_call>", "</tool_call>", "<think>", "</think>", "<|im_end|>"):
+        assert tokenizer.convert_tokens_to_ids(tag) in ids
+    assert tokenizer.decode(ids, skip_special_tokens=True) == text.removesuffix("<|im_end|>")

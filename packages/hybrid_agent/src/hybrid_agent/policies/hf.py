@@ -97,7 +97,11 @@ class HFPolicy:
         inputs = self.processor(text=texts, images=images or None, padding=True, return_tensors="pt")
         inputs = inputs.to(self.model.device)
         sample = self.options.temperature > 0
-        kwargs: dict[str, Any] = {"max_new_tokens": self.options.max_tokens, "do_sample": sample}
+        kwargs: dict[str, Any] = {
+            "max_new_tokens": self.options.max_tokens,
+            "do_sample": sample,
+            "eos_token_id": self._end_ids(),
+        }
         if sample:
             kwargs["temperature"] = self.options.temperature
         stop = list(requests[0].stop) if requests else [STOP]  # one batch, one adapter
@@ -112,6 +116,16 @@ class HFPolicy:
             self._decode(row[prompt_len:], int(prompt_tokens[i]), latency, stop)
             for i, row in enumerate(output)
         ]
+
+    def _end_ids(self) -> list[int]:
+        """The ids that end a reply: the checkpoint's generation eos and the chat's end of turn.
+
+        A checkpoint saved without a generation config (a fine-tuned export, a model built in
+        code) names no eos; the tokenizer's (``<|im_end|>`` for Qwen) still ends the turn.
+        """
+        eos = self.model.generation_config.eos_token_id
+        ids = eos if isinstance(eos, list) else [eos]
+        return sorted({i for i in [*ids, self.processor.tokenizer.eos_token_id] if i is not None})
 
     def _decode(self, new_tokens: Any, prompt_tokens: int, latency: float, stop: list[str]) -> Generation:
         tokenizer = self.processor.tokenizer
