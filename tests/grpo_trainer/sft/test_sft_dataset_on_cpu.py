@@ -17,6 +17,7 @@ from grpo_trainer.sft.dataset import IGNORE_INDEX, DatasetError, SFTDataset, ima
 from grpo_trainer.sft.settings import SFTSettings
 from hybrid_agent.adapters import get_adapter
 from hybrid_agent.agent_loop import AgentConfig
+from hybrid_agent.context import ContextConfig
 from hybrid_agent.recorder import EpisodeWriter, read_episode
 from hybrid_agent.report.osworld import export_osworld
 from hybrid_agent.trajectory import Evidence
@@ -163,3 +164,32 @@ def test_a_tree_without_the_exports_episode_file_is_refused(policy, run_dir, tmp
         dataset(policy, tmp_path / "results")
     with pytest.raises(DatasetError, match="neither a run directory"):
         dataset(policy, tmp_path / "empty")
+
+
+def test_a_rebuilt_context_shows_the_frame_the_turn_showed(tmp_path):
+    # The agent loop tells the model "The screenshot is frame N" under [agent] cite_frames; a
+    # sample built without that line would train on prompts the policy never meets at inference.
+    adapter = get_adapter("hybridcua")
+    ls = {"name": "computer_use", "arguments": {"action": "bash", "command": "ls"}}
+    done = {"name": "computer_use", "arguments": {"action": "terminate", "status": "success"}}
+    header = {"task_id": "t", "run": 0, "config": {"agent": {"adapter": "hybridcua"}}}
+    header["coordinates"] = str(adapter.coordinates.policy)
+    frame = np.zeros((8, 8, 3), dtype=np.uint8)
+    with ThreadPoolExecutor(1) as pool:
+        writer = EpisodeWriter(tmp_path, "t", 0, header, pool)
+        ok = asdict(Evidence(True))
+        first = {"step": 0, "parse": {"ok": True, "call": ls}, "action": ls, "evidence": ok}
+        writer.step({**first, "frame_id": 4}, frame)
+        last = {"step": 1, "parse": {"ok": True, "call": done}, "action": done, "evidence": None}
+        writer.step({**last, "frame_id": 7, "zoom_scale": 2}, frame)
+        writer.finish({"score": 1.0, "error": None, "instruction": "list"})
+    episode, _ = rebuild_episode(read_episode(tmp_path / "episodes" / "t__run0.jsonl"), tmp_path, adapter, {})
+    assert (episode.frame_ids, episode.zoom_scales) == ((4, 7), (None, 2))
+
+    def last_text(t, cite):
+        content = episode.context(t, ContextConfig(), cite)[-1]["content"]
+        return "".join(part.get("text", "") for part in content if isinstance(part, dict))
+
+    assert "The screenshot is frame 4; your coordinates are checked against it." in last_text(0, True)
+    assert "frame 4" not in last_text(0, False)
+    assert "The screenshot is a zoom of frame 7: part of the screen enlarged 2 times" in last_text(1, True)

@@ -417,6 +417,11 @@ class AgentLoop:
         }
         if turn.observation.parts:  # a several-call reply's results one by one: a rebuilt context needs them
             record["tool_result_parts"] = list(turn.observation.parts)
+        # What the current turn told the model of its screenshot: a rebuilt context (SFT) shows it again.
+        if turn.observation.frame_id is not None:
+            record["frame_id"] = turn.observation.frame_id
+        if turn.observation.zoom_scale is not None:
+            record["zoom_scale"] = turn.observation.zoom_scale
         if generation.error is not None:
             return Decision(text, None, None, "", record, time.perf_counter() - t0)
         if generation.cut_off:

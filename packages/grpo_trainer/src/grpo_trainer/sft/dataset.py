@@ -178,17 +178,28 @@ class RecordedEpisode:
         instruction: The task instruction.
         steps: The executed steps, oldest first.
         tools: The MCP tools shown at each executed step.
+        frame_ids: The frame id each step's turn showed (``None``: none cited, or an older record).
+        zoom_scales: Each step's zoom factor when its screenshot was a zoom, else ``None``.
     """
 
     record: EpisodeRecord
     instruction: str
     steps: tuple[Step, ...]
     tools: tuple[tuple[ToolSpec, ...], ...]
+    frame_ids: tuple[int | None, ...]
+    zoom_scales: tuple[int | None, ...]
 
-    def context(self, t: int, context: ContextConfig) -> list[Message]:
-        """The messages of decision ``t``: the context the agent loop builds before step ``t``."""
+    def context(self, t: int, context: ContextConfig, cite_frames: bool = True) -> list[Message]:
+        """The messages of decision ``t``: the context the agent loop builds before step ``t``.
+
+        ``cite_frames``: show the frame id the turn showed, as the agent loop does under
+        ``[agent] cite_frames`` (a policy trained without the line would meet it at inference).
+        """
         step = self.steps[t]
-        current = Observation(step.frame, step.tool_result, step.tool_result_parts)
+        frame_id = self.frame_ids[t] if cite_frames else None
+        current = Observation(
+            step.frame, step.tool_result, step.tool_result_parts, frame_id, self.zoom_scales[t]
+        )
         return build_context(self.steps[:t], current, self.instruction, self.tools[t], context).messages
 
 
@@ -266,7 +277,7 @@ def rebuild_episode(
             f"family ({adapter.coordinates.policy}) shows past replies as written: they cannot be converted."
         )
     frames = frames if frames is not None else run_dir / EPISODES
-    steps, tools, unexecuted = [], [], 0
+    steps, tools, frame_ids, zoom_scales, unexecuted = [], [], [], [], 0
     for line in record.steps:
         parse = line.get("parse") or {}
         if not parse.get("ok") or line.get("action") is None:
@@ -294,7 +305,16 @@ def rebuild_episode(
         parts = tuple(line.get("tool_result_parts") or ())
         steps.append(Step(frame, line.get("tool_result_shown", ""), response, call, evidence, more, parts))
         tools.append(_tools(line.get("shown_tools") or [], catalog))
-    episode = RecordedEpisode(record, _instruction(record, run_dir), tuple(steps), tuple(tools))
+        frame_ids.append(line.get("frame_id"))
+        zoom_scales.append(line.get("zoom_scale"))
+    episode = RecordedEpisode(
+        record,
+        _instruction(record, run_dir),
+        tuple(steps),
+        tuple(tools),
+        tuple(frame_ids),
+        tuple(zoom_scales),
+    )
     return episode, unexecuted
 
 
@@ -390,6 +410,7 @@ class SFTDataset:
         self.adapter = loop.adapter
         self.context = loop.context
         self.image_token = image_token
+        self.cite_frames = agent.cite_frames
         self.samples: list[SFTSample] = []
         self.summary = DatasetSummary()
         self._episodes: dict[Path, tuple[Path, Path]] = {}  # record -> its run directory, its frames
@@ -420,7 +441,7 @@ class SFTDataset:
         self.summary.unexecuted += unexecuted
         self._episodes[record.path] = (run_dir, frames)
         for t, step in enumerate(episode.steps):
-            messages = episode.context(t, self.context)
+            messages = episode.context(t, self.context, self.cite_frames)
             prompt = self.encoder.encode(messages)
             response = target_ids(self.encoder, messages, self.target(step))
             if len(prompt) + len(response) > self.settings.max_tokens:
@@ -456,7 +477,7 @@ class SFTDataset:
                 code or the processor changed since the build).
         """
         sample = self.samples[index]
-        messages = self._episode(sample.record).context(sample.step, self.context)
+        messages = self._episode(sample.record).context(sample.step, self.context, self.cite_frames)
         prompt = self.encoder.encode(messages)
         if list(prompt) != sample.prompt_ids:
             raise DatasetError(

@@ -114,6 +114,8 @@ def _trajectory(run_dir: Path, record: EpisodeRecord, folder: Path) -> list[dict
                     "then": step.get("then"),
                     "tool_result_shown": step.get("tool_result_shown", ""),
                     "tool_result_parts": step.get("tool_result_parts"),
+                    "frame_id": step.get("frame_id"),
+                    "zoom_scale": step.get("zoom_scale"),
                     "shown_tools": step.get("shown_tools"),
                 },
                 "screenshot_file": screenshot,
@@ -226,7 +228,7 @@ def _step_line(index: int, line: dict[str, Any], seen: str | None) -> dict[str, 
         "shown_tools": info.get("shown_tools"),
         "screenshot": seen,
     }
-    for key in ("then", "tool_result_parts"):
+    for key in ("then", "tool_result_parts", "frame_id", "zoom_scale"):
         if info.get(key) is not None:
             step[key] = info[key]
     return step
