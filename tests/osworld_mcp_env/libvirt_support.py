@@ -36,15 +36,16 @@ def libvirt_missing() -> str | None:
 
 
 def daemon_pids() -> list[int]:
-    """The running libvirtd and virtlogd, by their pid files."""
+    """The running libvirtd and virtlogd, by their pid files (a zombie awaiting its reaper is not running)."""
     pids = []
     for pidfile in DAEMON_PIDFILES:
         try:
             pid = int(pidfile.read_text())
-            os.kill(pid, 0)
+            stat = Path(f"/proc/{pid}/stat").read_text()
         except (OSError, ValueError):
             continue
-        pids.append(pid)
+        if stat.rsplit(")", 1)[1].split()[0] != "Z":
+            pids.append(pid)
     return pids
 
 
