@@ -67,11 +67,12 @@ def processor(image_processor) -> ImageOnlyQwen3VLProcessor:
     )
 
 
-def tiny_model(processor, vocab_size=None):
+def tiny_model(processor, vocab_size=None, hidden_size=32, layers=1):
     """The tiny Qwen3-VL of the tests (seeded weights; needs torch).
 
     ``vocab_size`` widens the vocabulary past the tokenizer's (tools/bench_generation_memory.py
-    uses Qwen's 151,936, where the logits dominate).
+    uses Qwen's 151,936, where the logits dominate). ``hidden_size`` and ``layers`` grow the text
+    model for a test that must learn something (the chained SFT -> GRPO test memorises an episode).
     """
     import torch
     from transformers import Qwen3VLConfig, Qwen3VLForConditionalGeneration
@@ -79,12 +80,12 @@ def tiny_model(processor, vocab_size=None):
     tok = processor.tokenizer
     text = {
         "vocab_size": vocab_size or len(tok),
-        "hidden_size": 32,
-        "intermediate_size": 64,
-        "num_hidden_layers": 1,
+        "hidden_size": hidden_size,
+        "intermediate_size": 2 * hidden_size,
+        "num_hidden_layers": layers,
         "num_attention_heads": 4,
         "num_key_value_heads": 2,
-        "head_dim": 8,
+        "head_dim": hidden_size // 4,
         "rope_scaling": {"rope_type": "default", "mrope_section": [1, 1, 2], "mrope_interleaved": True},
     }
     vision = {
@@ -92,7 +93,7 @@ def tiny_model(processor, vocab_size=None):
         "hidden_size": 32,
         "intermediate_size": 64,
         "num_heads": 4,
-        "out_hidden_size": 32,
+        "out_hidden_size": hidden_size,
         "patch_size": 16,
         "spatial_merge_size": 2,
         "temporal_patch_size": 2,
