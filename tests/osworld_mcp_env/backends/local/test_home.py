@@ -1,11 +1,16 @@
-"""The episode-start home: Chromium's address bar searches with Google, as Chrome does on OSWorld's VM."""
+"""The episode-start home as on OSWorld's VM: Chromium searches with Google, VS Code's user paths exist."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-from osworld_mcp_env.backends.local.home import CHROMIUM_PREFERENCES, ensure_home_template, write_home
+from osworld_mcp_env.backends.local.home import (
+    CHROMIUM_PREFERENCES,
+    HOME_DIRECTORIES,
+    ensure_home_template,
+    write_home,
+)
 from osworld_mcp_env.evaluators.getters.chrome import from_preferences
 from osworld_mcp_env.evaluators.metrics.records import is_expected_search_query
 from osworld_mcp_env.tasks import read_task_file
@@ -41,3 +46,16 @@ def test_the_home_template_is_rebuilt_when_chromium_preferences_change(tmp_path:
     second = ensure_home_template(tmp_path, None)
     assert first != second
     assert json.loads((second / ".config/chromium/Default/Preferences").read_text()) == changed
+
+
+def test_vs_code_user_paths_are_in_the_home_and_the_template_follows_them(tmp_path: Path, monkeypatch):
+    # Task 982d12a5's setup writes ~/.config/Code/User/settings.json before VS Code ever ran.
+    write_home(tmp_path / "home")
+    assert (tmp_path / "home/.config/Code/User").is_dir()
+    assert (tmp_path / "home/.vscode/extensions").is_dir()
+    first = ensure_home_template(tmp_path, None)
+    more = (*HOME_DIRECTORIES, "Templates")
+    monkeypatch.setattr("osworld_mcp_env.backends.local.home.HOME_DIRECTORIES", more)
+    second = ensure_home_template(tmp_path, None)
+    assert first != second
+    assert (second / "Templates").is_dir()

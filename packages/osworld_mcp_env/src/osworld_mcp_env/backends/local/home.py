@@ -73,6 +73,21 @@ CHROMIUM_PREFERENCES = {
 }
 
 
+# The user folders of OSWorld's VM, and VS Code's user paths, which exist there once VS
+# Code has run: task 982d12a5's setup writes ~/.config/Code/User/settings.json before it
+# starts `code`, and fails without the folder.
+HOME_DIRECTORIES = (
+    "Desktop",
+    "Documents",
+    "Downloads",
+    "Pictures",
+    "Music",
+    "Videos",
+    ".config/Code/User",
+    ".vscode/extensions",
+)
+
+
 def registry_xcu() -> str:
     """LibreOffice's ``registrymodifications.xcu`` with :data:`LIBREOFFICE_SETTINGS`."""
     items = "\n".join(
@@ -104,8 +119,8 @@ def write_home(home: Path) -> None:
     # python-xlib (and so pyautogui) refuses to connect without this file, even to an
     # X server that needs no authorisation.
     (home / ".Xauthority").touch()
-    for directory in ("Desktop", "Documents", "Downloads", "Pictures", "Music", "Videos"):
-        (home / directory).mkdir(exist_ok=True)
+    for directory in HOME_DIRECTORIES:
+        (home / directory).mkdir(parents=True, exist_ok=True)
 
 
 def ensure_home_template(root: Path, libreoffice_profile: Path | None) -> Path:
@@ -122,6 +137,7 @@ def ensure_home_template(root: Path, libreoffice_profile: Path | None) -> Path:
     stamp = hashlib.sha1(registry_xcu().encode())
     stamp.update(repr((sorted(MIME_DEFAULTS.items()), sorted(VLC_SETTINGS.items()))).encode())
     stamp.update(json.dumps(CHROMIUM_PREFERENCES, sort_keys=True).encode())
+    stamp.update(repr(HOME_DIRECTORIES).encode())
     stamp.update(str(libreoffice_profile).encode())
     target = root / "templates" / f"home-{stamp.hexdigest()[:12]}"
     if target.is_dir():

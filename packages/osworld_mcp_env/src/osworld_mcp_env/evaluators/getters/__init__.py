@@ -15,6 +15,7 @@ from osworld_mcp_env.evaluators.getters import (
     impress,
     relative_time,
     vlc,
+    vscode,
 )
 
-__all__ = ["chrome", "chrome_pages", "desktop", "files", "gimp", "impress", "relative_time", "vlc"]
+__all__ = ["chrome", "chrome_pages", "desktop", "files", "gimp", "impress", "relative_time", "vlc", "vscode"]
