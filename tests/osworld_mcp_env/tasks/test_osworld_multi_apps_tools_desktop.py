@@ -20,6 +20,7 @@ from __future__ import annotations
 import importlib.util
 import io
 import json
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -32,10 +33,12 @@ import docx.shared
 import gymnasium as gym
 import pytest
 import test_osworld_website_episodes_desktop as web
+from osworld_mcp_env.evaluators import METRICS
 from osworld_mcp_env.tasks import read_task_file
 from osworld_mcp_env.tasks.cache import osworld_cache_name
-from osworld_mcp_env.tasks.coverage import cache_urls
+from osworld_mcp_env.tasks.coverage import cache_urls, coverage
 from stand_in_sites import StandIn, stand_in_env, stand_in_sites, trusting
+from task_data import OSWORLD_EXAMPLES, soffice_convert
 from test_osworld_cached_tasks_desktop import Case, text_pdf
 
 pytestmark = [pytest.mark.desktop, pytest.mark.slow]
@@ -550,3 +553,17 @@ def test_the_stand_ins_fail_as_the_tasks_say_and_the_fixes_mend_them(tmp_path: P
         (folder / name).write_text((folder / name).read_text().replace(old, new))
         fixed = subprocess.run(run, cwd=folder, capture_output=True, text=True, check=True)
         assert fixed.stdout.strip().endswith("True"), fixed
+
+
+@pytest.mark.skipif(shutil.which("soffice") is None, reason="LibreOffice is the desktop's EPUB writer")
+def test_42d25c08_is_unsupported_since_libreoffices_epub_has_no_part_compare_epub_reads(tmp_path: Path):
+    """The desktop's one EPUB writer: its book has no root toc.ncx, content.opf or .html, so even
+    the gold converted the same way scores 0 against it; coverage says so for 42d25c08."""
+    novel = tmp_path / "Pass Through.txt"
+    novel.write_text("Pass Through\n\nChapter 1\nThe train left at night.\n")
+    book = soffice_convert(novel, tmp_path / "out", "epub", tmp_path / "profile")
+    names = zipfile.ZipFile(book).namelist()
+    assert "OEBPS/content.opf" in names and not any(n.endswith(".html") for n in names)
+    assert METRICS.get("compare_epub").fn(str(book), str(book)) == 0.0
+    verdict = next(i for i in coverage([OSWORLD_EXAMPLES]).items if i.path.stem.startswith("42d25c08"))
+    assert verdict.status == "unsupported" and not verdict.with_internet
