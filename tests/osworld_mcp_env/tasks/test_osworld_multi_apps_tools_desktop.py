@@ -54,9 +54,9 @@ def _zip(files: dict[str, str | bytes]) -> bytes:
     return data.getvalue()
 
 
-def _python(script: str, timeout: float | None = None) -> dict:
+def _python(script: str) -> dict:
     """A bash action that runs ``script`` with the desktop's python (a heredoc, no quoting)."""
-    return web.bash(f"python3 - <<'EOF'\n{textwrap.dedent(script).strip()}\nEOF", timeout=timeout)
+    return web.bash(f"python3 - <<'EOF'\n{textwrap.dedent(script).strip()}\nEOF")
 
 
 def _edit(path: str, old: str, new: str) -> dict:
