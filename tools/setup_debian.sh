@@ -14,6 +14,9 @@ APT_PACKAGES=(
   # applications of the OSWorld desktop
   libreoffice-calc libreoffice-writer libreoffice-impress libreoffice-math libreoffice-gtk3 python3-uno
   fonts-dejavu-core mousepad xfce4-terminal vlc chromium gimp thunderbird imagemagick
+  # Ubuntu's PDF viewer (OSWorld's tasks open PDFs in it) and pygame for the snake game
+  # of 26150609, whose `pip install pygame` Debian's pip refuses (PEP 668)
+  evince python3-pygame
   # Ubuntu's file manager and terminal, which OSWorld's tasks launch by name
   nautilus gnome-terminal
   # Debian's interpreter is the one that imports uno and pyatspi

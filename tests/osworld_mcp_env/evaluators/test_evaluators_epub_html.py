@@ -52,30 +52,43 @@ def test_conversions_differing_only_in_identifiers_are_equal(tmp_path: Path):
     assert epub(book(tmp_path, "b.epub", "1111", CHAPTER.replace("\n", "")), gold) == 1.0
 
 
-def test_a_changed_paragraph_scales_by_the_chapters_line_ratio(tmp_path: Path):
+def test_a_changed_part_lowers_the_mean_of_the_parts_ratios(tmp_path: Path):
     gold = book(tmp_path, "gold.epub", "1111")
     changed = book(tmp_path, "c.epub", "1111", CHAPTER.replace("dark", "stormy"))
     # lxml pretty-prints the chapter on 5 lines ("<html><body>", "<h1>...", "<p>...", "<p>...",
-    # "</body></html>"); one differs: difflib's ratio 2*4/10; toc and opf 1.
-    assert epub(changed, gold) == pytest.approx(0.8)
+    # "</body></html>"); one differs: difflib's ratio 2*4/10; toc and opf 1; mean of the three.
+    assert epub(changed, gold) == pytest.approx((1 + 1 + 0.8) / 3)
     other_uid = book(tmp_path, "d.epub", "2222")
     # toc.ncx's head line with the uid differs: 2*5/12 on its 6 lines; opf equal; chapter equal.
-    assert epub(other_uid, gold) == pytest.approx(10 / 12)
+    assert epub(other_uid, gold) == pytest.approx((10 / 12 + 1 + 1) / 3)
+
+
+def test_the_mean_is_over_the_results_parts(tmp_path: Path):
+    gold = book(tmp_path, "gold.epub", "1111")
+    # A fourth part shifts the sorted pairing (index_split_001.html <-> toc.ncx: ratio 0) and
+    # counts in the divisor: 2 equal pairs of 4 parts.
+    longer = book(tmp_path, "e.epub", "1111", extra={"index_split_001.html": "<p>More.</p>"})
+    assert epub(longer, gold) == pytest.approx(2 / 4)
+    # Fewer parts: the pairs stop at the result's.
+    only_opf = tmp_path / "only_opf.epub"
+    with zipfile.ZipFile(only_opf, "w") as z:
+        z.writestr("content.opf", OPF.format(uid="9"))
+    assert epub(str(only_opf), gold) == 1.0  # a missing toc.ncx is skipped, not an error
 
 
 def test_quirks_of_osworlds_reading(tmp_path: Path):
     gold = book(tmp_path, "gold.epub", "1111")
     not_zip = tmp_path / "novel.epub"
     not_zip.write_text("just text")
-    assert epub(str(not_zip), gold) == 1.0  # no parts: the empty product
+    assert epub(str(not_zip), gold) == 0.0  # no parts: nothing to average
     assert epub(None, gold) == 0.0
-    no_toc = tmp_path / "no_toc.epub"
-    with zipfile.ZipFile(no_toc, "w") as z:
-        z.writestr("content.opf", OPF.format(uid="1"))
-    with pytest.raises(ZeroScore, match="OSWorld raises"):
-        epub(str(no_toc), gold)
     with pytest.raises(ZeroScore, match="folder"):
         epub(book(tmp_path, "nested.epub", "1111", extra={"text/part1.html": "<p>x</p>"}), gold)
+    not_utf8 = book(tmp_path, "latin.epub", "1111")
+    with zipfile.ZipFile(not_utf8, "a") as z:
+        z.writestr("y.html", "<p>caf\xe9</p>".encode("latin-1"))
+    with pytest.raises(ZeroScore, match="OSWorld raises"):
+        epub(not_utf8, gold)
 
 
 PAGE = """<!DOCTYPE html>

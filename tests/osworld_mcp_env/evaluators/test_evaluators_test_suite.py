@@ -196,3 +196,16 @@ def test_the_agents_files_are_a_copy(tmp_path: Path) -> None:
     )
     assert check_python_file_by_test_suite([str(calc)], str(suite)) == 1.0
     assert calc.read_text() == ADD_RIGHT
+
+
+@needs_root
+def test_the_suite_imports_the_files_fetched_beside_it_not_only_those_handed_over(tmp_path: Path) -> None:
+    # A multi vm_file getter copies every file to the run folder and hands over the first
+    # (its default ``gives``): the suite imports the others from its folder, as in OSWorld.
+    suite = _write(tmp_path, "test_suite.py", "import main\n\ndef test():\n    return main.run() == 5\n")
+    _write(tmp_path, "main.py", "import calc\n\ndef run():\n    return calc.add(2, 3)\n")
+    calc = _write(tmp_path, "calc.py", ADD_RIGHT)
+    assert check_python_file_by_test_suite(str(calc), str(suite)) == 1.0
+    (tmp_path / "main.py").unlink()
+    with pytest.raises(ZeroScore, match="No module named 'main'"):
+        check_python_file_by_test_suite(str(calc), str(suite))

@@ -132,17 +132,23 @@ REPO = {  # the stand-in of xlang-ai/instructor-embedding: a few files in folder
 }
 
 
-def text_pdf(text: str) -> bytes:
-    """A one-page PDF that shows ``text`` in Helvetica (what a text extractor reads back)."""
-    stream = f"BT /F1 12 Tf 72 720 Td ({text}) Tj ET".encode()
+def text_pdf(text: str, *more: str) -> bytes:
+    """A PDF of one page per text, each shown in Helvetica (what a text extractor reads back)."""
     objects = [
         b"<< /Type /Catalog /Pages 2 0 R >>",
-        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 4 0 R >> >>"
-        b" /Contents 5 0 R >>",
+        b"",
         b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
-        b"<< /Length %d >>\nstream\n%s\nendstream" % (len(stream), stream),
     ]
+    kids = []
+    for page_text in (text, *more):
+        stream = f"BT /F1 12 Tf 72 720 Td ({page_text}) Tj ET".encode()
+        kids.append(b"%d 0 R" % (len(objects) + 1))
+        objects.append(
+            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >>"
+            b" /Contents %d 0 R >>" % (len(objects) + 2)
+        )
+        objects.append(b"<< /Length %d >>\nstream\n%s\nendstream" % (len(stream), stream))
+    objects[1] = b"<< /Type /Pages /Kids [%s] /Count %d >>" % (b" ".join(kids), len(kids))
     out, offsets = b"%PDF-1.4\n", []
     for number, body in enumerate(objects, 1):
         offsets.append(len(out))
@@ -510,5 +516,7 @@ def test_the_stand_in_mp3_has_no_tag_and_the_pdf_reads_back():
     assert (
         pypdf.PdfReader(io.BytesIO(text_pdf("CS50P Lecture 3"))).pages[0].extract_text() == "CS50P Lecture 3"
     )
+    pages = pypdf.PdfReader(io.BytesIO(text_pdf("one", "two", "three"))).pages
+    assert [page.extract_text() for page in pages] == ["one", "two", "three"]
     assert struct.unpack(">H", untagged_mp3()[:2])[0] >> 5 == 0x7FF  # an MPEG frame sync
     assert lzma.decompress(generic("x.tar.xz"))  # a real xz stream

@@ -207,3 +207,12 @@ def test_cli_names_the_evaluators_extra_when_a_metric_library_is_missing(
     assert main(["tasks", "--coverage"], {}) == 2
     err = capsys.readouterr().err
     assert "osworld-mcp-env[evaluators]" in err and "lxml" in err
+
+
+def test_the_epub_task_stays_unsupported_with_internet():
+    """42d25c08 opens websites, but internet mode would not make it doable: compare_epub is why."""
+    report = coverage([OSWORLD_EXAMPLES])
+    epub = next(i for i in report.items if i.path.stem.startswith("42d25c08"))
+    assert epub.status == "unsupported" and epub.reason == "website on the internet (chrome_open_tabs)"
+    assert not epub.with_internet
+    assert sum(i.with_internet for i in report.by_domain()["multi_apps"]) == 21

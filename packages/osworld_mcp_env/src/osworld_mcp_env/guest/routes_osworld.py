@@ -128,7 +128,9 @@ def open_file(guest: Guest, request: Request) -> Response:
 
 
 # xdg-open spends ~1 s on MIME sniffing without a desktop environment; the
-# document types OSWorld tasks open go straight to their app.
+# document types OSWorld tasks open go straight to their app: a PDF to Ubuntu's
+# default viewer, evince, as on OSWorld's image (xdg-open here would pick whatever
+# claims PDFs, e.g. GIMP or Chromium).
 OPENERS: dict[str, tuple[str, ...]] = {
     **dict.fromkeys(
         (".xlsx", ".xls", ".ods", ".csv", ".docx", ".doc", ".odt", ".rtf", ".pptx", ".ppt", ".odp"),
@@ -138,6 +140,7 @@ OPENERS: dict[str, tuple[str, ...]] = {
     **dict.fromkeys((".mp4", ".mkv", ".avi", ".mp3", ".wav", ".ogg", ".flac", ".webm"), ("vlc",)),
     **dict.fromkeys((".png", ".jpg", ".jpeg", ".gif", ".bmp", ".xcf"), ("gimp",)),
     **dict.fromkeys((".html", ".htm"), ("chromium",)),
+    ".pdf": ("evince",),
 }
 
 

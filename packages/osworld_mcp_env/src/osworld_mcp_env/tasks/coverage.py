@@ -172,10 +172,14 @@ def _desktop_reason(task: Task) -> str:
     return ""
 
 
-# Metrics left out on purpose: no faithful offline version (docs/evaluators.md, "Left out").
+# Metrics left out on purpose (docs/evaluators.md, "Left out"): no faithful offline version,
+# or, for compare_epub (implemented, unit-tested), no way to do its one task, 42d25c08, here.
 UNSUPPORTED_METRICS = {
     "compare_image_text": "OCR: OSWorld's easyocr model is downloaded at run time, "
     "and tesseract reads 'ls' differently",
+    "compare_epub": "its task's book cannot be made here: OSWorld reads only a root toc.ncx, "
+    "content.opf and *.html, which LibreOffice's EPUB export (OEBPS/, .xhtml) never writes, "
+    "and the txt-to-EPUB converter the task points to must come from GitHub",
 }
 
 
