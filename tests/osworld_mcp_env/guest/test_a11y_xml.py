@@ -13,8 +13,8 @@ import gymnasium as gym
 import lxml.etree
 import pytest
 from osworld_mcp_env.evaluators import evaluate
-from osworld_mcp_env.evaluators.metrics.a11y import A11Y_NAMESPACES
-from osworld_mcp_env.guest.a11y import state_name, xml_text
+from osworld_mcp_env.evaluators.metrics.a11y import A11Y_NAMESPACES, check_accessibility_tree
+from osworld_mcp_env.guest.a11y import NS, object_attributes, state_name, xml_text
 from osworld_mcp_env.tasks import TaskContext, load_task
 
 
@@ -34,6 +34,26 @@ def test_xml_text_drops_what_xml_cannot_hold_and_keeps_the_rest():
     assert xml_text(title) == "abc\td\ne\rfgh€"
     element = lxml.etree.Element("frame", name=xml_text(title))
     assert lxml.etree.fromstring(lxml.etree.tostring(element)).get("name") == "abc\td\ne\rfgh€"
+
+
+def test_object_attributes_are_written_in_the_attr_namespace_and_f5c13cdds_rule_selects_them():
+    """Thunderbird's composer as the dump writes it: its rule selects on ``attr|id``, ``attr|class``."""
+    assert object_attributes({"id": "x", "": "empty", "bad name": "v", "a:b": "v", "tag": "a\x00b"}) == {
+        f"{{{NS['attr']}}}id": "x",
+        f"{{{NS['attr']}}}tag": "ab",
+    }
+    toolbar = lxml.etree.Element("tool-bar", object_attributes({"id": "MsgHeadersToolbar"}), name="")
+    lxml.etree.SubElement(toolbar, "label", name="To")
+    pill = lxml.etree.SubElement(toolbar, "section", object_attributes({"class": "address-pill"}), name="")
+    label = object_attributes({"class": "pill-label"})
+    lxml.etree.SubElement(pill, "label", label, name="Fox <fox@someuniversity.edu>")
+    rule = (
+        'tool-bar[attr|id=MsgHeadersToolbar] label[name=To]~[attr|class="address-pill"]'
+        '>label[attr|class="pill-label"][name*="fox@someuniversity.edu"]'
+    )
+    tree = lxml.etree.tostring(toolbar, encoding="unicode")
+    assert check_accessibility_tree(tree, [{"selectors": [rule]}]) == 1.0
+    assert check_accessibility_tree(tree, [{"selectors": [rule.replace("fox@", "iron@")]}]) == 0.0
 
 
 # task -> a rule that holds only on that app's own window in the live tree.

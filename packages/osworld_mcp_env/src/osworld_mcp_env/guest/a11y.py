@@ -8,7 +8,10 @@ Tables are summarised, never walked; only nodes in the ``showing`` state are kep
 States are written as OSWorld's dumper writes them, ``StateType`` names in lower case
 with underscores (``st:has_tooltip``), never pyatspi's display names (``has tooltip``),
 whose spaces made the document invalid XML; names and text lose the characters XML 1.0
-cannot carry (a window title may hold any byte).
+cannot carry (a window title may hold any byte). A node's AT-SPI object attributes
+(Gecko's ``id``, ``class``, ``tag``...) are written as OSWorld writes them, one
+``attr:NAME`` attribute each: task rules select on them (``tool-bar[attr|id=...]``), and
+without them such a rule matched nothing for any agent.
 """
 
 from __future__ import annotations
@@ -31,6 +34,8 @@ MAX_TEXT = 2000
 TABLE_ROLES = {"table", "tree table", "tree"}
 # What XML 1.0 cannot carry: C0 controls but tab, newline and carriage return; lone surrogates; U+FFFE/F.
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+# An attribute name XML can carry under a prefix: an NCName (ASCII subset; no colon).
+_XML_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9._-]*")
 
 
 def state_name(enum_name: str) -> str:
@@ -41,6 +46,20 @@ def state_name(enum_name: str) -> str:
 def xml_text(text: str) -> str:
     """``text`` without the characters an XML 1.0 document cannot hold."""
     return _NOT_XML.sub("", text)
+
+
+def object_attributes(attributes: dict[str, str]) -> dict[str, str]:
+    """The ``attr:`` namespace attributes OSWorld writes for a node's AT-SPI object attributes.
+
+    OSWorld skips empty names; a name XML cannot hold (Gecko passes some through from
+    web pages) is skipped here too, so the document stays valid, and values lose what
+    XML 1.0 cannot carry.
+    """
+    return {
+        f"{{{NS['attr']}}}{name}": xml_text(str(value))
+        for name, value in attributes.items()
+        if _XML_NAME.fullmatch(name)
+    }
 
 
 def dump_tree(max_nodes: int) -> str:
@@ -76,6 +95,12 @@ def _walk(node, parent: ET.Element, depth: int, budget: list[int], pyatspi) -> N
     element.set("name", xml_text(node.name or ""))
     for state in sorted(state_names):
         element.set(f"{{{NS['st']}}}{state}", "true")
+    try:
+        attributes = node.get_attributes() or {}
+    except Exception:  # a node that went away, or an app that fails the call: no attributes
+        attributes = {}
+    for name, value in object_attributes(attributes).items():
+        element.set(name, value)
     try:
         component = node.queryComponent()
         x, y = component.getPosition(pyatspi.DESKTOP_COORDS)
