@@ -17,8 +17,7 @@ from osworld_mcp_env.evaluators import evaluate
 from osworld_mcp_env.tasks import TaskContext, TaskRunConfig, read_task_file, run_setup
 from polling import wait_until
 from task_data import OSWORLD_EXAMPLES
-
-CODE_SERVER = Path("/usr/local/lib/code-server/node_modules/code-server/out/node/entry.js")
+from vscode_support import CODE_SERVER, fresh_vs_code, run_command, type_json_and_save, vs_code_window
 
 pytestmark = [
     pytest.mark.desktop,
@@ -28,17 +27,10 @@ pytestmark = [
 ]
 
 
-def _vs_code_window(desktop, title_part: str = "Visual Studio Code"):
-    return next(
-        (w for w in desktop.windows() if title_part in w.title and w.title.endswith("Visual Studio Code")),
-        None,
-    )
-
-
 def test_code_opens_a_folder_as_the_desktop_user_with_vs_codes_paths(desktop):
     desktop.execute(["mkdir", "-p", "/home/user/proj"])
     desktop.launch(["code", "/home/user/proj"])
-    window = wait_until(lambda: _vs_code_window(desktop, "proj"), 180, "VS Code's window on proj")
+    window = wait_until(lambda: vs_code_window(desktop, "proj"), 180, "VS Code's window on proj")
     assert window.title.endswith("proj - Visual Studio Code")
     owners = desktop.execute("ps -o user= -C node,chromium", shell=True).output.split()
     assert owners and set(owners) == {"user"}
@@ -48,60 +40,21 @@ def test_code_opens_a_folder_as_the_desktop_user_with_vs_codes_paths(desktop):
     assert desktop.execute(["test", "-d", "/home/user/.vscode/extensions"]).returncode == 0
 
 
-def _keys(desktop, *keys: str) -> None:
-    done = desktop.execute(["xdotool", "key", "--delay", "60", *keys])
-    assert done.returncode == 0, done.error
-
-
-def _type(desktop, text: str) -> None:
-    done = desktop.execute(["xdotool", "type", "--delay", "40", text])
-    assert done.returncode == 0, done.error
-
-
-def _run_command(desktop, command: str, title_part: str, *, below: int = 0, tries: int = 3) -> None:
-    """Runs a command from VS Code's palette until the window's title shows its editor.
-
-    The palette takes keys only once the workbench has bound them; nothing on screen says
-    when, so a palette that did not open is closed and opened again. ``below``: the
-    command is that many entries below the palette's first match.
-    """
-    for _ in range(tries):
-        _keys(desktop, "ctrl+shift+p")
-        _type(desktop, command)
-        _keys(desktop, *["Down"] * below, "Return")
-        try:
-            wait_until(lambda: _vs_code_window(desktop, title_part), 30, f"{title_part} in the editor")
-            return
-        except TimeoutError:
-            _keys(desktop, "Escape")
-    raise TimeoutError(f"VS Code did not run {command!r}")
-
-
 def _solve_through_a_json_editor(
     desktop, tmp_path: Path, task_id: str, command: str, text: str, file: str, below: int = 0
 ) -> None:
     """No-op then oracle: opens the JSON file with VS Code's ``command``, types ``text``, saves."""
     task = read_task_file(next(OSWORLD_EXAMPLES.glob(f"vs_code/{task_id}-*.json")))
     ctx = TaskContext(task.id, tmp_path / "work", TaskRunConfig())
-    # A fresh VS Code, as on OSWorld's snapshot: once loaded, its first start opens the walkthrough.
-    desktop.execute(["pkill", "-KILL", "-x", "chromium"])
-    desktop.execute(["pkill", "-KILL", "-x", "node"])
-    wait_until(
-        lambda: desktop.execute(["pgrep", "-x", "node|chromium"]).returncode == 1, 30, "VS Code to end"
-    )
-    desktop.execute(["rm", "-rf", "/home/user/.config/Code"])
+    fresh_vs_code(desktop)
     run_setup(task, desktop, ctx)
-    window = wait_until(lambda: _vs_code_window(desktop, "Walkthrough"), 180, "VS Code's workbench")
+    window = wait_until(lambda: vs_code_window(desktop, "Walkthrough"), 180, "VS Code's workbench")
     assert evaluate(task, desktop, ctx).score == 0.0
 
     desktop.activate_window(window.title)
-    _run_command(desktop, command, file, below=below)
-    # VS Code closes brackets and quotes as they are typed and types over them again.
-    _keys(desktop, "ctrl+a", "Delete")
-    _type(desktop, text)
-    _keys(desktop, "ctrl+s")
+    run_command(desktop, command, file, below=below)
     saved = f"/home/user/.config/Code/User/{file}"
-    wait_until(lambda: text[:12] in desktop.execute(["cat", saved]).output, 60, f"{saved} saved")
+    type_json_and_save(desktop, file, saved, text)
     result = evaluate(task, desktop, ctx)
     assert result.score == 1.0, (result, desktop.execute(["cat", saved]).output)
 
