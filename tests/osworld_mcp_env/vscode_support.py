@@ -7,6 +7,7 @@ every step waits on what the window or a file shows, never on a guessed sleep.
 from __future__ import annotations
 
 import json
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 
@@ -92,6 +93,8 @@ def save(desktop: Desktop, title_part: str, path: str, saved: Callable[[str], bo
             wait_until(lambda: saved(desktop.execute(["cat", path]).output), 60, f"{path} saved")
             return
         except TimeoutError:
+            # Said, so that a run shows how often a try was lost.
+            warnings.warn(f"Ctrl+S did not save {path}; escaping and clicking into the editor", stacklevel=2)
             keys(desktop, "Escape")
             click_into_editor(desktop, title_part)
     raise TimeoutError(f"VS Code did not save {path}")
@@ -120,5 +123,5 @@ def type_json_and_save(desktop: Desktop, title_part: str, path: str, text: str, 
             save(desktop, title_part, path, holds, tries=1)
             return
         except TimeoutError:
-            pass
+            warnings.warn(f"{path} did not read back as the JSON typed; typing it again", stacklevel=2)
     raise TimeoutError(f"VS Code did not save {text!r} to {path}")

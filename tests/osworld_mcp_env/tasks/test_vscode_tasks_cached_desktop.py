@@ -123,11 +123,11 @@ def file_cache(tmp_path_factory) -> Path:
     return root
 
 
-Run = Callable[[str, str], tuple[Task, TaskContext]]
+SetUp = Callable[[str, str], tuple[Task, TaskContext]]
 
 
 @pytest.fixture
-def set_up(desktop: Desktop, file_cache: Path, tmp_path: Path) -> Run:
+def set_up(desktop: Desktop, file_cache: Path, tmp_path: Path) -> SetUp:
     """Runs a task's setup on a fresh VS Code and waits for the window titled with ``title_part``.
 
     The untouched desktop must score 0 then.
@@ -150,7 +150,7 @@ def _scores_1(task: Task, desktop: Desktop, ctx: TaskContext, path: str) -> None
     assert result.score == 1.0, (result, desktop.execute(["cat", path]).output)
 
 
-def test_code_file_opens_the_file_alone_titled_as_vs_code_does(desktop: Desktop, set_up: Run):
+def test_code_file_opens_the_file_alone_titled_as_vs_code_does(desktop: Desktop, set_up: SetUp):
     """7aeae0e2's setup runs ``code /home/user/main.py``: an empty window, the file in it (infeasible)."""
     task, ctx = set_up("7aeae0e2", "main.py")
     assert [w.title for w in desktop.windows() if w.title.endswith("Visual Studio Code")] == [
@@ -159,12 +159,12 @@ def test_code_file_opens_the_file_alone_titled_as_vs_code_does(desktop: Desktop,
     assert evaluate(task, desktop, ctx, declared_infeasible=True).score == 1.0
 
 
-def test_847a96b6_two_workspaces_in_one_window_is_infeasible(desktop: Desktop, set_up: Run):
-    task, ctx = set_up("847a96b6", "")
+def test_847a96b6_two_workspaces_in_one_window_is_infeasible(desktop: Desktop, set_up: SetUp):
+    task, ctx = set_up("847a96b6", "")  # `code` alone: any VS Code window (the walkthrough)
     assert evaluate(task, desktop, ctx, declared_infeasible=True).score == 1.0
 
 
-def test_0ed39f63_replace_all_text_with_test(desktop: Desktop, set_up: Run):
+def test_0ed39f63_replace_all_text_with_test(desktop: Desktop, set_up: SetUp):
     """The find widget's replace: Ctrl+H, the word, Tab to the replacement, Ctrl+Alt+Enter (all)."""
     task, ctx = set_up("0ed39f63", "vscode_replace_text.txt")
     path = "/home/user/Desktop/vscode_replace_text.txt"
@@ -174,21 +174,21 @@ def test_0ed39f63_replace_all_text_with_test(desktop: Desktop, set_up: Run):
     keys(desktop, "Tab")
     type_text(desktop, "test")
     keys(desktop, "ctrl+alt+Return", "Escape")
-    save(desktop, "vscode_replace_text.txt", path, lambda text: "text" not in text)
+    save(desktop, "vscode_replace_text.txt", path, lambda content: "text" not in content)
     _scores_1(task, desktop, ctx, path)
 
 
-def test_ec71221e_indent_lines_2_to_10_by_a_tab(desktop: Desktop, set_up: Run):
+def test_ec71221e_indent_lines_2_to_10_by_a_tab(desktop: Desktop, set_up: SetUp):
     """Lines 2 to 10 selected from the keyboard, Tab indents them (the window's title is test.py's)."""
     task, ctx = set_up("ec71221e", "test.py")
     path = "/home/user/Desktop/test.py"
     click_into_editor(desktop, "test.py")
     keys(desktop, "ctrl+Home", "Down", *["shift+Down"] * 8, "shift+End", "Tab")
-    save(desktop, "test.py", path, lambda text: text != INDENT_TEXT)
+    save(desktop, "test.py", path, lambda content: content != INDENT_TEXT)
     _scores_1(task, desktop, ctx, path)
 
 
-def test_6ed0a554_add_two_folders_to_the_workspace(desktop: Desktop, set_up: Run):
+def test_6ed0a554_add_two_folders_to_the_workspace(desktop: Desktop, set_up: SetUp):
     """The workspace's configuration file, opened from the palette, lists the two folders."""
     task, ctx = set_up("6ed0a554", "(Workspace)")
     run_command(desktop, "Workspaces: Open Workspace Configuration File", "project.code-workspace")
@@ -212,7 +212,7 @@ def test_6ed0a554_add_two_folders_to_the_workspace(desktop: Desktop, set_up: Run
     ],
 )
 def test_a_setting_typed_into_the_user_settings_json(
-    desktop: Desktop, set_up: Run, short_id: str, folder: str, settings: str
+    desktop: Desktop, set_up: SetUp, short_id: str, folder: str, settings: str
 ):
     """On the downloaded folder's window, "Open User Settings (JSON)" and the settings typed in."""
     task, ctx = set_up(short_id, folder)
