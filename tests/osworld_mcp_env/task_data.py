@@ -1,4 +1,4 @@
-"""Shared helpers for the task and evaluator tests: OSWorld's task files and LibreOffice's converter.
+"""Shared helpers for the task and evaluator tests: OSWorld's task files, stand-in caches, LibreOffice.
 
 The data folder is the copy shipped in the package, or ``OSWORLD_DATA_DIR``
 (``osworld_mcp_env.data_paths``).
@@ -8,10 +8,14 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from osworld_mcp_env.data_paths import osworld_data
+from osworld_mcp_env.tasks import Task
+from osworld_mcp_env.tasks.cache import osworld_cache_name
+from osworld_mcp_env.tasks.coverage import cache_urls
 
 OSWORLD_DATA = osworld_data()
 OSWORLD_EXAMPLES = OSWORLD_DATA.examples
@@ -24,6 +28,17 @@ needs_soffice = pytest.mark.skipif(
 
 def real_task_files() -> list[Path]:
     return sorted(OSWORLD_EXAMPLES.rglob("*.json"))
+
+
+def fill_stand_in_cache(root: Path, task: Task, stand_in: Callable[[str], bytes]) -> None:
+    """Writes a stand-in of every file ``task`` reads from the cache, where ``tasks fetch`` puts it.
+
+    The tests have no internet: ``stand_in(name)`` makes the file the task names ``name``
+    (its download's or its gold's destination).
+    """
+    (root / task.id).mkdir(parents=True, exist_ok=True)
+    for url, name in cache_urls(task):
+        (root / task.id / osworld_cache_name(url, name)).write_bytes(stand_in(name))
 
 
 def soffice_convert(src: Path, out_dir: Path, target: str, profile: Path) -> Path:

@@ -32,10 +32,8 @@ import openpyxl
 import pytest
 import test_osworld_website_episodes_desktop as web
 from osworld_mcp_env.tasks import read_task_file
-from osworld_mcp_env.tasks.cache import osworld_cache_name
-from osworld_mcp_env.tasks.coverage import cache_urls
 from stand_in_sites import Page, StandIn, stand_in_env, stand_in_sites, trusting
-from task_data import OSWORLD_EXAMPLES, soffice_convert
+from task_data import OSWORLD_EXAMPLES, fill_stand_in_cache, soffice_convert
 
 pytestmark = [
     pytest.mark.desktop,
@@ -483,10 +481,7 @@ def file_cache(tmp_path_factory) -> Path:
     for case in CASES.values():
         task = read_task_file(case.path)
         made = case.files(tmp_path_factory.mktemp(task.id[:8]))
-        (root / task.id).mkdir()
-        for url, name in cache_urls(task):
-            data = made[name] if name in made else generic(name)
-            (root / task.id / osworld_cache_name(url, name)).write_bytes(data)
+        fill_stand_in_cache(root, task, lambda name, made=made: made[name] if name in made else generic(name))
     return root
 
 

@@ -23,16 +23,9 @@ from pathlib import Path
 import pytest
 from osworld_mcp_env.evaluators import evaluate
 from osworld_mcp_env.tasks import Task, TaskContext, TaskRunConfig, read_task_file, run_setup
-from osworld_mcp_env.tasks.cache import osworld_cache_name
-from osworld_mcp_env.tasks.coverage import cache_urls
 from polling import wait_until
-from task_data import OSWORLD_EXAMPLES
-from test_vscode_desktop import (
-    CODE_SERVER,
-    _solve_through_a_json_editor,
-    _type,
-    _vs_code_window,
-)
+from task_data import OSWORLD_EXAMPLES, fill_stand_in_cache
+from vscode_support import CODE_SERVER, fresh_vs_code, solve_through_a_json_editor, type_text, vs_code_window
 
 pytestmark = [
     pytest.mark.desktop,
@@ -128,15 +121,13 @@ def _task(domain: str, short_id: str) -> Task:
 def _context(task: Task, tmp_path: Path) -> TaskContext:
     """The run's context, with a file cache holding the stand-ins of the task's downloads."""
     cache = tmp_path / "cache"
-    (cache / task.id).mkdir(parents=True)
-    for url, name in cache_urls(task):
-        (cache / task.id / osworld_cache_name(url, name)).write_bytes(STAND_INS[name])
+    fill_stand_in_cache(cache, task, STAND_INS.__getitem__)
     return TaskContext(task.id, tmp_path / "work", TaskRunConfig(cache_roots=(cache,)))
 
 
 def _set_up(desktop, task: Task, ctx: TaskContext) -> None:
     """The task's setup on the episode-start home, with no process of the user left from before."""
-    desktop.restart()
+    fresh_vs_code(desktop)
     run_setup(task, desktop, ctx)
 
 
@@ -145,7 +136,7 @@ def test_infeasible_vs_code_task_no_op_0_fail_1(desktop, tmp_path: Path, short_i
     task = _task("vs_code", short_id)
     ctx = _context(task, tmp_path)
     _set_up(desktop, task, ctx)
-    wait_until(lambda: _vs_code_window(desktop, "Walkthrough"), 180, "VS Code's workbench")
+    wait_until(lambda: vs_code_window(desktop, "Walkthrough"), 180, "VS Code's workbench")
     assert evaluate(task, desktop, ctx).score == 0.0
     assert evaluate(task, desktop, ctx, declared_infeasible=True).score == 1.0
 
@@ -169,7 +160,7 @@ def test_infeasible_vs_code_task_no_op_0_fail_1(desktop, tmp_path: Path, short_i
 def test_vs_code_setting_task_no_op_0_oracle_1(
     desktop, tmp_path: Path, short_id: str, command: str, text: str, file: str, below: int
 ):
-    _solve_through_a_json_editor(desktop, tmp_path, short_id, command, text, file, below)
+    solve_through_a_json_editor(desktop, tmp_path, short_id, command, text, file, below)
 
 
 def test_vs_code_task_53ad5833_open_a_folder_no_op_0_oracle_1(desktop, tmp_path: Path):
@@ -178,7 +169,7 @@ def test_vs_code_task_53ad5833_open_a_folder_no_op_0_oracle_1(desktop, tmp_path:
     _set_up(desktop, task, ctx)
     listed = desktop.execute(["code", "--list-extensions"]).output.split()
     assert "osworld-stand-in.eval" in listed
-    window = wait_until(lambda: _vs_code_window(desktop, "Walkthrough"), 180, "VS Code's workbench")
+    window = wait_until(lambda: vs_code_window(desktop, "Walkthrough"), 180, "VS Code's workbench")
     # The getter removes the file first: one the agent wrote itself does not count.
     desktop.execute(["sh", "-c", "printf project > ~/OpenProject.txt"])
     assert evaluate(task, desktop, ctx).score == 0.0
@@ -186,9 +177,9 @@ def test_vs_code_task_53ad5833_open_a_folder_no_op_0_oracle_1(desktop, tmp_path:
 
     # The oracle: `code ~/project` from a shell, then the window on no folder closed.
     desktop.launch(["code", "/home/user/project"])
-    wait_until(lambda: _vs_code_window(desktop, "- project -"), 180, "VS Code on ~/project")
+    wait_until(lambda: vs_code_window(desktop, "- project -"), 180, "VS Code on ~/project")
     desktop.close_window(window.title, strict=True)
-    wait_until(lambda: _vs_code_window(desktop, window.title) is None, 60, "the first window to close")
+    wait_until(lambda: vs_code_window(desktop, window.title) is None, 60, "the first window to close")
     result = evaluate(task, desktop, ctx)
     assert result.score == 1.0, (result, desktop.read_file("/home/user/OpenProject.txt"))
 
@@ -206,7 +197,7 @@ def test_multi_apps_task_510f64c8_code_from_the_terminal_no_op_0_oracle_1(deskto
         if oracle:
             desktop.activate_window(terminal.title)
             # `history -a` writes the line before the postconfig ends the terminal (see evaluators.md).
-            _type(desktop, "code ~/Desktop/project; history -a\n")
-            wait_until(lambda: _vs_code_window(desktop, "project"), 180, "VS Code on ~/Desktop/project")
+            type_text(desktop, "code ~/Desktop/project; history -a\n")
+            wait_until(lambda: vs_code_window(desktop, "project"), 180, "VS Code on ~/Desktop/project")
         result = evaluate(task, desktop, ctx)
         assert result.score == (1.0 if oracle else 0.0), result
