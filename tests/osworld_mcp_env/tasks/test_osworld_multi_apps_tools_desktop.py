@@ -35,10 +35,9 @@ import pytest
 import test_osworld_website_episodes_desktop as web
 from osworld_mcp_env.evaluators import METRICS
 from osworld_mcp_env.tasks import read_task_file
-from osworld_mcp_env.tasks.cache import osworld_cache_name
-from osworld_mcp_env.tasks.coverage import cache_urls, coverage
+from osworld_mcp_env.tasks.coverage import coverage
 from stand_in_sites import StandIn, stand_in_env, stand_in_sites, trusting
-from task_data import OSWORLD_EXAMPLES, soffice_convert
+from task_data import OSWORLD_EXAMPLES, fill_stand_in_cache, soffice_convert
 from test_osworld_cached_tasks_desktop import Case, text_pdf
 
 pytestmark = [pytest.mark.desktop, pytest.mark.slow]
@@ -507,10 +506,7 @@ def file_cache(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("cache")
     for case in CASES.values():
         task = read_task_file(case.path)
-        made = case.files(tmp_path_factory.mktemp(task.id[:8]))
-        (root / task.id).mkdir()
-        for url, name in cache_urls(task):
-            (root / task.id / osworld_cache_name(url, name)).write_bytes(made[name])
+        fill_stand_in_cache(root, task, case.files(tmp_path_factory.mktemp(task.id[:8])).__getitem__)
     return root
 
 

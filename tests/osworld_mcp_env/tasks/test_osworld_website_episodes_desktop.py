@@ -36,11 +36,9 @@ import gymnasium as gym
 import openpyxl
 import pytest
 from osworld_mcp_env.tasks import read_task_file
-from osworld_mcp_env.tasks.cache import osworld_cache_name
-from osworld_mcp_env.tasks.coverage import cache_urls
 from polling import wait_until
 from stand_in_sites import Page, StandIn, stand_in_env, stand_in_sites, trusting
-from task_data import OSWORLD_EXAMPLES
+from task_data import OSWORLD_EXAMPLES, fill_stand_in_cache
 
 pytestmark = [
     pytest.mark.desktop,
@@ -405,10 +403,7 @@ def file_cache(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("cache")
     files = _stand_in_files(tmp_path_factory.mktemp("made"))
     for case in CASES.values():
-        task = read_task_file(case.path)
-        for url, name in cache_urls(task):
-            (root / task.id).mkdir(exist_ok=True)
-            (root / task.id / osworld_cache_name(url, name)).write_bytes(files[name])
+        fill_stand_in_cache(root, read_task_file(case.path), files.__getitem__)
     return root
 
 
