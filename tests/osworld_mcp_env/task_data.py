@@ -6,8 +6,10 @@ The data folder is the copy shipped in the package, or ``OSWORLD_DATA_DIR``
 
 from __future__ import annotations
 
+import io
 import shutil
 import subprocess
+import zipfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -39,6 +41,15 @@ def fill_stand_in_cache(root: Path, task: Task, stand_in: Callable[[str], bytes]
     (root / task.id).mkdir(parents=True, exist_ok=True)
     for url, name in cache_urls(task):
         (root / task.id / osworld_cache_name(url, name)).write_bytes(stand_in(name))
+
+
+def zip_bytes(members: dict[str, str | bytes]) -> bytes:
+    """A zip archive made in memory, one member per name (a stand-in download or an extension)."""
+    data = io.BytesIO()
+    with zipfile.ZipFile(data, "w") as archive:
+        for name, content in members.items():
+            archive.writestr(name, content)
+    return data.getvalue()
 
 
 def soffice_convert(src: Path, out_dir: Path, target: str, profile: Path) -> Path:

@@ -33,7 +33,7 @@ import pytest
 import test_osworld_website_episodes_desktop as web
 from osworld_mcp_env.tasks import read_task_file
 from stand_in_sites import Page, StandIn, stand_in_env, stand_in_sites, trusting
-from task_data import OSWORLD_EXAMPLES, fill_stand_in_cache, soffice_convert
+from task_data import OSWORLD_EXAMPLES, fill_stand_in_cache, soffice_convert, zip_bytes
 
 pytestmark = [
     pytest.mark.desktop,
@@ -336,14 +336,6 @@ def _extension_files(_tmp: Path) -> dict[str, bytes]:
     return {gold: EXTENSION[f"happy-extension/{path}"].encode() for gold, path in names.items()}
 
 
-def _extension_zip() -> bytes:
-    data = io.BytesIO()
-    with zipfile.ZipFile(data, "w") as archive:
-        for name, text in EXTENSION.items():
-            archive.writestr(name, text)
-    return data.getvalue()
-
-
 # The check greps ~/.bash_history, which bash writes when the postconfig kills the terminal, and
 # reads it right after (OSWorld's order too): the oracle saves its line at once instead of racing
 # bash's exit (one run under load scored ee9a3c83's oracle 0 without this).
@@ -435,7 +427,7 @@ def _cases() -> dict[str, Case]:
                 (
                     "webext.eu",
                     "/generate?name=happy-extension&version=0.0.1&background=1&browser_action=1",
-                ): Page(_extension_zip(), "application/zip")
+                ): Page(zip_bytes(EXTENSION), "application/zip")
             },
         ),
     ]

@@ -37,20 +37,12 @@ from osworld_mcp_env.evaluators import METRICS
 from osworld_mcp_env.tasks import read_task_file
 from osworld_mcp_env.tasks.coverage import coverage
 from stand_in_sites import StandIn, stand_in_env, stand_in_sites, trusting
-from task_data import OSWORLD_EXAMPLES, fill_stand_in_cache, soffice_convert
+from task_data import OSWORLD_EXAMPLES, fill_stand_in_cache, soffice_convert, zip_bytes
 from test_osworld_cached_tasks_desktop import Case, text_pdf
 
 pytestmark = [pytest.mark.desktop, pytest.mark.slow]
 
 HOSTS = ["lilianweng.github.io"]
-
-
-def _zip(files: dict[str, str | bytes]) -> bytes:
-    data = io.BytesIO()
-    with zipfile.ZipFile(data, "w") as archive:
-        for name, content in files.items():
-            archive.writestr(name, content)
-    return data.getvalue()
 
 
 def _python(script: str) -> dict:
@@ -97,7 +89,7 @@ def _bubble_files(_tmp: Path) -> dict[str, bytes]:
     data = io.BytesIO()
     tutorial.save(data)
     return {
-        "bubbleSort.zip": _zip({"bubbleSort.py": BUBBLE_STUB}),
+        "bubbleSort.zip": zip_bytes({"bubbleSort.py": BUBBLE_STUB}),
         "Bubble_Sort_tutorial.docx": data.getvalue(),
         "res_Gold.txt": f"Sorted array is: {sorted(NUMBERS)}\n".encode(),  # the host's sort
     }
@@ -135,7 +127,7 @@ def _calculator_files(_tmp: Path) -> dict[str, bytes]:
         f"{a} + {b} = {a + b}\n{a} - {b} = {a - b}\n{a} * {b} = {a * b}\n{a} / {b} = {a / b}\n"
         for a, b in PAIRS
     )
-    return {"calculator.zip": _zip({"calculator.py": CALCULATOR}), "log_Gold.txt": log.encode()}
+    return {"calculator.zip": zip_bytes({"calculator.py": CALCULATOR}), "log_Gold.txt": log.encode()}
 
 
 # 26150609: the snake compares its head with the Food object, never its position.
@@ -347,7 +339,7 @@ def _merge_files(_tmp: Path) -> dict[str, bytes]:
             gold.add_paragraph(line)
     data = io.BytesIO()
     gold.save(data)
-    return {"doc_proc.zip": _zip(PROJECT), "concat_gold.docx": data.getvalue()}
+    return {"doc_proc.zip": zip_bytes(PROJECT), "concat_gold.docx": data.getvalue()}
 
 
 # 5df7b33a: a book of three chapters, chapter one already split off and named as the example.
@@ -375,8 +367,8 @@ def _book_files(_tmp: Path) -> dict[str, bytes]:
     }
     first = _chapter_name(1, CHAPTERS[0][0])
     return {
-        "book.zip": _zip({f"book/{BOOK}.pdf": book, f"book/{first}": chapters[first]}),
-        "gold_book.zip": _zip({f"{BOOK}.pdf": book, **chapters}),  # the postconfig zips book/*.pdf
+        "book.zip": zip_bytes({f"book/{BOOK}.pdf": book, f"book/{first}": chapters[first]}),
+        "gold_book.zip": zip_bytes({f"{BOOK}.pdf": book, **chapters}),  # the postconfig zips book/*.pdf
     }
 
 

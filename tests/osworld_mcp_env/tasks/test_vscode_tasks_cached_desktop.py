@@ -12,8 +12,6 @@ and 1 when the agent declares them infeasible.
 
 from __future__ import annotations
 
-import io
-import zipfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -22,7 +20,7 @@ from osworld_mcp_env.backends.base import Desktop
 from osworld_mcp_env.evaluators import evaluate
 from osworld_mcp_env.tasks import Task, TaskContext, TaskRunConfig, read_task_file, run_setup
 from polling import wait_until
-from task_data import OSWORLD_EXAMPLES, fill_stand_in_cache
+from task_data import OSWORLD_EXAMPLES, fill_stand_in_cache, zip_bytes
 from vscode_support import (
     CODE_SERVER,
     click_into_editor,
@@ -42,15 +40,6 @@ pytestmark = [
         not CODE_SERVER.is_file(), reason="code-server is not installed (tools/install_code_server.sh)"
     ),
 ]
-
-
-def _zip(files: dict[str, str]) -> bytes:
-    data = io.BytesIO()
-    with zipfile.ZipFile(data, "w") as archive:
-        for name, text in files.items():
-            archive.writestr(name, text)
-    return data.getvalue()
-
 
 REPLACE_TEXT = "Write the text here.\nThis text is plain text.\nSave the text when you are done.\n"
 REPLACE_GOLD = "Write the test here.\nThis test is plain test.\nSave the test when you are done.\n"
@@ -90,7 +79,7 @@ STAND_INS: dict[str, dict[str, bytes]] = {
     },
     "6ed0a554": {"project.code-workspace": PROJECT_WORKSPACE.encode()},
     "70745df8": {
-        "HW-8-main-20240207T164539Z-001.zip": _zip(
+        "HW-8-main-20240207T164539Z-001.zip": zip_bytes(
             {"HW-8-main/README.md": "# HW 8\n", "HW-8-main/hw8.py": "print('hw 8')\n"}
         )
     },
@@ -100,7 +89,7 @@ STAND_INS: dict[str, dict[str, bytes]] = {
         "workspace2.code-workspace": b'{"folders": [{"path": "project2"}]}\n',
     },
     "c6bf789c": {
-        "hw_python_oop-master.zip": _zip(
+        "hw_python_oop-master.zip": zip_bytes(
             {
                 "hw_python_oop-master/homework.py": "class Calculator:\n    pass\n",
                 "hw_python_oop-master/__pycache__/homework.cpython-310.pyc": "stand-in bytecode",

@@ -15,16 +15,14 @@ folders to ``~/OpenProject.txt``, what the tasks compare with ``project``.
 
 from __future__ import annotations
 
-import io
 import json
-import zipfile
 from pathlib import Path
 
 import pytest
 from osworld_mcp_env.evaluators import evaluate
 from osworld_mcp_env.tasks import Task, TaskContext, TaskRunConfig, read_task_file, run_setup
 from polling import wait_until
-from task_data import OSWORLD_EXAMPLES, fill_stand_in_cache
+from task_data import OSWORLD_EXAMPLES, fill_stand_in_cache, zip_bytes
 from vscode_support import CODE_SERVER, fresh_vs_code, solve_through_a_json_editor, type_text, vs_code_window
 
 pytestmark = [
@@ -85,17 +83,9 @@ CONTENT_TYPES = (
 )
 
 
-def _zip(members: dict[str, str | bytes]) -> bytes:
-    data = io.BytesIO()
-    with zipfile.ZipFile(data, "w") as archive:
-        for name, content in members.items():
-            archive.writestr(name, content)
-    return data.getvalue()
-
-
 def _eval_extension_zip() -> bytes:
     """``vscodeEvalExtension.zip`` as the tasks unpack it: ``vscodeEvalExtension/eval-0.0.1.vsix``."""
-    vsix = _zip(
+    vsix = zip_bytes(
         {
             "extension.vsixmanifest": VSIX_MANIFEST,
             "[Content_Types].xml": CONTENT_TYPES,
@@ -103,7 +93,7 @@ def _eval_extension_zip() -> bytes:
             "extension/extension.js": EXTENSION_JS,
         }
     )
-    return _zip({"vscodeEvalExtension/eval-0.0.1.vsix": vsix})
+    return zip_bytes({"vscodeEvalExtension/eval-0.0.1.vsix": vsix})
 
 
 STAND_INS = {
